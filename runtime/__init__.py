@@ -1,0 +1,22 @@
+"""What generated code and tapes call at run time. Imports numpy only, never the compiler.
+
+Generated modules do ``from s2sgrad.runtime import unbroadcast, ...``: every helper a rule
+template names is exported here.
+"""
+
+from . import rules
+from .adjoint_helpers import *  # noqa: F403  (re-export: generated code imports these names)
+from .adjoint_helpers import __all__ as _adjoint_all
+from .array_helpers import *  # noqa: F403
+from .array_helpers import __all__ as _array_all
+from .registry import Registry, Rule, qualified_name, registry
+
+__all__ = [
+    "Registry",
+    "Rule",
+    "qualified_name",
+    "registry",
+    "rules",
+    *_adjoint_all,
+    *_array_all,
+]

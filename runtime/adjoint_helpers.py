@@ -1,0 +1,147 @@
+"""Helpers that generated adjoint code calls: shape bookkeeping the rules share.
+
+Adjoints in generated code may be *lazily broadcast*: the adjoint ``dx`` of ``x`` is any value
+that broadcasts to ``x``'s shape (the seed of ``np.sum(x)`` is the float ``1.0``, not an array of
+ones). These helpers move between that convention and exact shapes. Each one returns its input
+untouched when nothing needs doing, because the compiler emits them only where it cannot prove
+the shapes already agree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "accumulate_at",
+    "index_adjoint",
+    "match_shape",
+    "matmul_left",
+    "matmul_right",
+    "unbroadcast",
+    "unreduce",
+    "zero_adjoint",
+]
+
+
+def _shape(value) -> tuple:
+    return getattr(value, "shape", ())
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the axes along which `x` was broadcast, so the result broadcasts to `x`.
+
+    `g` is an adjoint of a result that `x` was broadcast into. A `g` that already broadcasts to
+    ``x``'s shape is returned as it is.
+    """
+    gshape = _shape(g)
+    shape = _shape(x)
+    if gshape == shape:
+        return g
+    extra = len(gshape) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+        gshape = gshape[extra:]
+    axes = tuple(
+        i for i, (gdim, dim) in enumerate(zip(gshape, shape, strict=False)) if dim == 1 and gdim != 1
+    )
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    return g
+
+
+def match_shape(g, x):
+    """`g` broadcast to exactly ``x``'s shape, as a fresh array when broadcasting was needed."""
+    shape = _shape(x)
+    if _shape(g) == shape:
+        return g
+    if len(_shape(g)) > len(shape):
+        return unbroadcast(g, x)
+    dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
+    return np.full(shape, g, dtype=dtype)
+
+
+def zero_adjoint(x):
+    """The adjoint of a value the output does not depend on: zero with `x`'s shape."""
+    if isinstance(x, (float, int)):
+        return 0.0
+    return np.zeros_like(x, dtype=np.result_type(x, 1.0))
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """Expand the adjoint of a reduction of `x` over `axis` so that it broadcasts to `x`."""
+    if axis is None or keepdims:
+        return g
+    ndim = np.ndim(x)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(sorted(a % ndim for a in axes))
+    g = np.asarray(g)
+    reduced_ndim = ndim - len(axes)
+    if g.ndim < reduced_ndim:
+        # a lazily broadcast adjoint: give it its full reduced shape before inserting axes
+        reduced_shape = tuple(n for i, n in enumerate(np.shape(x)) if i not in axes)
+        g = np.broadcast_to(g, reduced_shape)
+    return np.expand_dims(g, axes)
+
+
+def index_adjoint(g, x, index):
+    """The adjoint of ``x[index]``: zeros shaped like `x` with `g` added at `index`.
+
+    Repeated integer indices accumulate (``np.add.at``), as the derivative requires.
+    """
+    dx = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
+    accumulate_at(dx, index, g)
+    return dx
+
+
+def accumulate_at(dx, index, g):
+    """Add `g` into the array `dx` at `index` in place, accumulating repeated indices."""
+    if _is_basic_index(index):
+        dx[index] += g
+    else:
+        np.add.at(dx, index, g)
+
+
+def _is_basic_index(index) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    for item in items:
+        if item is None or item is Ellipsis or isinstance(item, (slice, int, np.integer)):
+            continue
+        if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            continue  # a mask selects each element at most once
+        return False
+    return True
+
+
+def matmul_left(g, x, y):
+    """The adjoint of `x` in ``x @ y``."""
+    if np.ndim(x) == 2 and np.ndim(y) == 2:
+        return g @ y.T
+    x_nd, y_nd = np.ndim(x), np.ndim(y)
+    if x_nd == 1 and y_nd == 1:
+        return g * y
+    g = np.asarray(g)
+    if y_nd == 1:
+        # (..., n) @ (n,) -> (...): outer product of g with y
+        return unbroadcast(np.expand_dims(g, -1) * y, x)
+    if x_nd == 1:
+        # (n,) @ (..., n, m) -> (..., m)
+        return unbroadcast(np.expand_dims(g, -2) @ np.swapaxes(y, -1, -2), x).reshape(np.shape(x))
+    return unbroadcast(g @ np.swapaxes(y, -1, -2), x)
+
+
+def matmul_right(g, x, y):
+    """The adjoint of `y` in ``x @ y``."""
+    if np.ndim(x) == 2 and np.ndim(y) == 2:
+        return x.T @ g
+    x_nd, y_nd = np.ndim(x), np.ndim(y)
+    if x_nd == 1 and y_nd == 1:
+        return g * x
+    g = np.asarray(g)
+    if x_nd == 1:
+        # (n,) @ (..., n, m) -> (..., m): outer product of x with g
+        return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)
+    if y_nd == 1:
+        # (..., k, n) @ (n,) -> (..., k)
+        out = np.swapaxes(x, -1, -2) @ np.expand_dims(g, -1)
+        return unbroadcast(out[..., 0], y)
+    return unbroadcast(np.swapaxes(x, -1, -2) @ g, y)

@@ -1,0 +1,192 @@
+"""The primitive registry: one entry per differentiable (or explicitly non-differentiable) callable.
+
+A *primitive* is any callable the compiler treats as a unit: a NumPy function or ufunc, an
+`operator` function standing for Python syntax (`operator.mul` for `a * b`), a `math` function, a
+runtime helper, or a user function marked with `sg.primitive`.
+
+An entry holds rule *templates*. A template is a small Python function that is never called by
+generated code: the compiler parses its source and inlines its body, so the rules are the
+vocabulary of the generated code. What a reverse-rule (VJP) template sees and returns:
+
+    def multiply(g, ans, x, y):
+        return g * y, g * x
+
+- ``g`` is the adjoint of the result. It may be *lazily broadcast*: any value that broadcasts to
+  ``ans``'s shape (for instance the Python float ``1.0`` seeding the sum of an array). Rules
+  registered with ``elementwise=True`` are written so this is harmless; for every other rule the
+  compiler first makes ``g`` exactly ``ans``'s shape.
+- ``ans`` is the result of the primitive call. The remaining parameters are the primitive's own
+  parameters, named as the primitive names them, so keyword arguments of the call bind by name.
+  Static arguments (``axis``, ``keepdims``, shapes) arrive as the expressions the call used.
+- The body is assignments followed by one ``return``. A tuple literal returns one contribution
+  per parameter after ``ans`` (``None`` where a parameter has no gradient); any other expression
+  is the contribution of the first parameter alone.
+- A template with a keyword-only parameter ``argnum`` is instantiated once per differentiated
+  positional argument of the call (variadic primitives such as ``einsum``) and returns that
+  argument's contribution.
+- For ``elementwise=True`` rules the compiler reduces a contribution to its argument's shape
+  (``unbroadcast``) unless it can prove the shapes already agree, so no rule handles
+  broadcasting itself.
+
+Names a template uses besides its parameters must be ``np``, ``math`` or helpers exported by
+``s2sgrad.runtime``: they are the names generated code imports.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+
+__all__ = ["Registry", "Rule", "qualified_name", "registry"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """Everything the compiler knows about one primitive.
+
+    Attributes:
+        primitive: the callable itself (the registry key).
+        name: its dotted name for messages, e.g. ``numpy.sin``.
+        vjp: reverse-rule template, or None.
+        jvp: forward-rule template, or None.
+        differentiable: False for functions whose result carries no gradient (floor, argmax,
+            comparisons); such calls are never differentiated and need no template.
+        elementwise: the result has the broadcast shape of the array arguments and the VJP
+            template accepts a lazily broadcast ``g``.
+        reduction: the result of a call without ``axis`` is a scalar (sum, mean, ...).
+    """
+
+    primitive: Callable
+    name: str
+    vjp: Callable | None = None
+    jvp: Callable | None = None
+    differentiable: bool = True
+    elementwise: bool = False
+    reduction: bool = False
+
+
+def qualified_name(fn: object) -> str:
+    """The dotted name users know a callable by: ``numpy.sin``, ``numpy.linalg.inv``, ``math.exp``."""
+    name = getattr(fn, "__name__", None) or type(fn).__name__
+    module = getattr(fn, "__module__", None)
+    if module is None and type(fn).__name__ == "ufunc":
+        module = "numpy"
+    if module in (None, "builtins"):
+        return name
+    if module.startswith("numpy.") and module.count(".") >= 1:
+        # numpy functions often live in private submodules: report the public path.
+        public = module.split("._")[0]
+        return f"{public}.{name}"
+    return f"{module}.{name}"
+
+
+class Registry:
+    """A mapping from primitive callables to their `Rule`.
+
+    The package fills one global instance, `registry`, from ``runtime/rules/``. Registering a
+    second rule for the same primitive replaces the first and warns. `copy` gives an independent
+    registry, so a test can register rules without touching the global one.
+    """
+
+    def __init__(self) -> None:
+        self._rules: dict[object, Rule] = {}
+        self.version = 0  # bumped on every change; compiled-code caches include it in their key
+
+    # -- reading -------------------------------------------------------------------------------
+    def lookup(self, primitive: object) -> Rule | None:
+        """The rule for `primitive`, or None if it has none."""
+        try:
+            return self._rules.get(primitive)
+        except TypeError:  # unhashable callables cannot be primitives
+            return None
+
+    def __contains__(self, primitive: object) -> bool:
+        return self.lookup(primitive) is not None
+
+    def __iter__(self) -> Iterator[Rule]:
+        return iter(list(self._rules.values()))
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+    # -- writing -------------------------------------------------------------------------------
+    def _store(self, rule: Rule, *, warn: bool = True) -> None:
+        if warn and rule.primitive in self._rules:
+            warnings.warn(
+                f"replacing the gradient rule registered for {rule.name}",
+                UserWarning,
+                stacklevel=4,
+            )
+        self._rules[rule.primitive] = rule
+        self.version += 1
+
+    def register_vjp(
+        self,
+        primitive: Callable,
+        template: Callable,
+        *,
+        elementwise: bool = False,
+        reduction: bool = False,
+        warn: bool = True,
+    ) -> None:
+        """Record `template` as the reverse rule of `primitive` (keeps an existing forward rule)."""
+        _check_template(template, "vjp")
+        old = self.lookup(primitive)
+        base = old if old is not None else Rule(primitive, qualified_name(primitive))
+        rule = dataclasses.replace(
+            base, vjp=template, differentiable=True, elementwise=elementwise, reduction=reduction
+        )
+        self._store(rule, warn=warn and old is not None and old.vjp is not None)
+
+    def register_jvp(self, primitive: Callable, template: Callable, *, warn: bool = True) -> None:
+        """Record `template` as the forward rule of `primitive` (keeps an existing reverse rule)."""
+        _check_template(template, "jvp")
+        old = self.lookup(primitive)
+        base = old if old is not None else Rule(primitive, qualified_name(primitive))
+        rule = dataclasses.replace(base, jvp=template, differentiable=True)
+        self._store(rule, warn=warn and old is not None and old.jvp is not None)
+
+    def register_nondiff(self, primitives: Iterable[Callable]) -> None:
+        """Mark callables whose results carry no derivative (floor, argmax, comparisons, ...)."""
+        for primitive in primitives:
+            self._store(
+                Rule(primitive, qualified_name(primitive), differentiable=False), warn=False
+            )
+
+    def copy(self) -> Registry:
+        """An independent registry with the same rules."""
+        other = Registry()
+        other._rules = dict(self._rules)
+        other.version = self.version
+        return other
+
+    # -- decorators used by runtime/rules/ ------------------------------------------------------
+    def vjp(self, *primitives: Callable, elementwise: bool = False, reduction: bool = False):
+        """Decorator: register the decorated template as the VJP of each of `primitives`."""
+
+        def decorate(template: Callable) -> Callable:
+            for primitive in primitives:
+                self.register_vjp(
+                    primitive, template, elementwise=elementwise, reduction=reduction, warn=False
+                )
+            return template
+
+        return decorate
+
+
+def _check_template(template: object, kind: str) -> None:
+    if not isinstance(template, types.FunctionType):
+        raise TypeError(f"a {kind} rule must be a Python function, got {type(template).__name__}")
+    params = list(inspect.signature(template).parameters)
+    expected = ["g", "ans"] if kind == "vjp" else ["tangents", "ans"]
+    if params[:2] != expected:
+        raise TypeError(
+            f"a {kind} rule's first parameters must be {', '.join(expected)}; "
+            f"{template.__name__} has ({', '.join(params)})"
+        )
+
+
+registry = Registry()

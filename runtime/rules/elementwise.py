@@ -1,0 +1,225 @@
+"""Reverse rules of elementwise functions: operators, NumPy ufuncs, `math` and builtins.
+
+Every rule here is registered ``elementwise=True``: the result has the broadcast shape of the
+arguments, ``g`` may be lazily broadcast, and the compiler reduces each contribution to its
+argument's shape where it cannot prove the shapes agree. So these rules are the textbook
+derivatives and nothing else. Templates are parsed and inlined, never called by generated code
+(see ``runtime/registry.py`` for what a template may contain).
+"""
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from ..registry import registry
+
+vjp = registry.vjp
+
+# -- arithmetic -----------------------------------------------------------------------------------
+
+
+@vjp(operator.add, np.add, elementwise=True)
+def add(g, ans, x, y):
+    return g, g
+
+
+@vjp(operator.sub, np.subtract, elementwise=True)
+def subtract(g, ans, x, y):
+    return g, -g
+
+
+@vjp(operator.mul, np.multiply, elementwise=True)
+def multiply(g, ans, x, y):
+    return g * y, g * x
+
+
+@vjp(operator.truediv, np.divide, elementwise=True)
+def divide(g, ans, x, y):
+    return g / y, -g * ans / y
+
+
+@vjp(operator.neg, np.negative, elementwise=True)
+def negative(g, ans, x):
+    return -g
+
+
+@vjp(operator.pos, np.positive, elementwise=True)
+def positive(g, ans, x):
+    return g
+
+
+@vjp(operator.pow, np.power, math.pow, elementwise=True)
+def power(g, ans, x, y):
+    return g * y * x ** (y - 1), g * ans * np.log(x)
+
+
+@vjp(operator.mod, np.mod, elementwise=True)
+def mod(g, ans, x, y):
+    return g, -g * np.floor_divide(x, y)
+
+
+@vjp(np.square, elementwise=True)
+def square(g, ans, x):
+    return g * 2 * x
+
+
+@vjp(np.sqrt, math.sqrt, elementwise=True)
+def sqrt(g, ans, x):
+    return g / (2 * ans)
+
+
+@vjp(np.absolute, builtins.abs, math.fabs, elementwise=True)
+def absolute(g, ans, x):
+    return g * np.sign(x)
+
+
+@vjp(np.maximum, elementwise=True)
+def maximum(g, ans, x, y):
+    # ties share the gradient equally, matching the symmetric difference quotient
+    return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
+
+
+@vjp(np.minimum, elementwise=True)
+def minimum(g, ans, x, y):
+    return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
+
+
+@vjp(np.clip, elementwise=True)
+def clip(g, ans, a, a_min, a_max):
+    return g * (ans == a), g * (a < a_min), g * (a > a_max)
+
+
+@vjp(np.where, elementwise=True)
+def where(g, ans, condition, x, y):
+    return None, np.where(condition, g, 0.0), np.where(condition, 0.0, g)
+
+
+# -- exponentials and logarithms ----------------------------------------------------------------
+
+
+@vjp(np.exp, math.exp, elementwise=True)
+def exp(g, ans, x):
+    return g * ans
+
+
+@vjp(np.exp2, elementwise=True)
+def exp2(g, ans, x):
+    return g * ans * np.log(2.0)
+
+
+@vjp(np.expm1, math.expm1, elementwise=True)
+def expm1(g, ans, x):
+    return g * (ans + 1)
+
+
+@vjp(np.log, elementwise=True)
+def log(g, ans, x):
+    return g / x
+
+
+@vjp(math.log, elementwise=True)
+def math_log(g, ans, x, base=math.e):
+    return g / (x * math.log(base)), -g * ans / (base * math.log(base))
+
+
+@vjp(np.log2, math.log2, elementwise=True)
+def log2(g, ans, x):
+    return g / (x * np.log(2.0))
+
+
+@vjp(np.log10, math.log10, elementwise=True)
+def log10(g, ans, x):
+    return g / (x * np.log(10.0))
+
+
+@vjp(np.log1p, math.log1p, elementwise=True)
+def log1p(g, ans, x):
+    return g / (1 + x)
+
+
+@vjp(np.logaddexp, elementwise=True)
+def logaddexp(g, ans, x, y):
+    return g * np.exp(x - ans), g * np.exp(y - ans)
+
+
+# -- trigonometric and hyperbolic ---------------------------------------------------------------
+
+
+@vjp(np.sin, elementwise=True)
+def sin(g, ans, x):
+    return g * np.cos(x)
+
+
+@vjp(math.sin, elementwise=True)
+def math_sin(g, ans, x):
+    return g * math.cos(x)
+
+
+@vjp(np.cos, elementwise=True)
+def cos(g, ans, x):
+    return -g * np.sin(x)
+
+
+@vjp(math.cos, elementwise=True)
+def math_cos(g, ans, x):
+    return -g * math.sin(x)
+
+
+@vjp(np.tan, math.tan, elementwise=True)
+def tan(g, ans, x):
+    return g * (1 + ans**2)
+
+
+@vjp(np.arcsin, math.asin, elementwise=True)
+def arcsin(g, ans, x):
+    return g / np.sqrt(1 - x**2)
+
+
+@vjp(np.arccos, math.acos, elementwise=True)
+def arccos(g, ans, x):
+    return -g / np.sqrt(1 - x**2)
+
+
+@vjp(np.arctan, math.atan, elementwise=True)
+def arctan(g, ans, x):
+    return g / (1 + x**2)
+
+
+@vjp(np.arctan2, math.atan2, elementwise=True)
+def arctan2(g, ans, y, x):
+    return g * x / (x**2 + y**2), -g * y / (x**2 + y**2)
+
+
+@vjp(np.sinh, elementwise=True)
+def sinh(g, ans, x):
+    return g * np.cosh(x)
+
+
+@vjp(math.sinh, elementwise=True)
+def math_sinh(g, ans, x):
+    return g * math.cosh(x)
+
+
+@vjp(np.cosh, elementwise=True)
+def cosh(g, ans, x):
+    return g * np.sinh(x)
+
+
+@vjp(math.cosh, elementwise=True)
+def math_cosh(g, ans, x):
+    return g * math.sinh(x)
+
+
+@vjp(np.tanh, math.tanh, elementwise=True)
+def tanh(g, ans, x):
+    return g * (1 - ans**2)
+
+
+# -- conversions that keep the value ------------------------------------------------------------
+
+
+@vjp(builtins.float, np.float64, elementwise=True)
+def to_float(g, ans, x):
+    return g

@@ -1,0 +1,1 @@
+"""Reverse rules: linalg (being written)."""

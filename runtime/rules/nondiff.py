@@ -1,0 +1,37 @@
+"""Functions whose results carry no derivative: rounding, sign, argmax, comparisons, constructors.
+
+A call to one of these is computed in the primal sweep and never differentiated; its result is
+a constant of the derivative. Listing them (rather than leaving them unregistered) is what lets
+the compiler tell "no gradient" apart from "no rule", which raises `LookupError`.
+"""
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from ..registry import registry
+
+registry.register_nondiff(
+    [
+        # rounding and sign
+        np.floor, np.ceil, np.round, np.rint, np.trunc, np.fix, np.sign, np.floor_divide,
+        math.floor, math.ceil, math.trunc, builtins.round, operator.floordiv,
+        # index-valued and boolean reductions
+        np.argmax, np.argmin, np.argsort, np.nonzero, np.flatnonzero, np.count_nonzero,
+        np.any, np.all, np.isnan, np.isinf, np.isfinite, np.searchsorted,
+        # comparisons and logic
+        operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+        operator.not_, operator.and_, operator.or_, operator.xor, operator.invert,
+        np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal,
+        np.logical_and, np.logical_or, np.logical_not, np.logical_xor, np.isclose, np.allclose,
+        np.array_equal,
+        # shapes, sizes and constructors (their arguments are shapes, not values)
+        np.shape, np.ndim, np.size, builtins.len, builtins.isinstance, builtins.int,
+        builtins.bool, builtins.range, builtins.print,
+        np.zeros, np.ones, np.empty, np.full, np.eye, np.identity, np.arange, np.linspace,
+        np.logspace, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.vander,
+        np.tri, np.indices, np.meshgrid,
+    ]
+)

@@ -1,0 +1,1 @@
+"""Reverse rules: reductions (being written)."""

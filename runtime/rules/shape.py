@@ -1,0 +1,1 @@
+"""Reverse rules: shape (being written)."""
