@@ -1,3 +1,330 @@
-"""Helpers that rule templates of the reductions, shape and linalg families call."""
+"""Helpers that rule templates of the reductions, shape and linalg families call.
 
-__all__: list[str] = []
+Templates are straight-line code (see ``runtime/registry.py``), so every adjoint that needs a
+branch on shapes, a loop over operands or a case split on ``ord`` lives here instead. Each helper
+takes the values the template sees (``g``, ``ans``, the call's arguments) and returns a
+contribution, or a piece of one. NumPy only: generated code imports these at run time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .adjoint_helpers import unbroadcast, unreduce
+
+__all__ = [
+    "dot_adjoint_a",
+    "dot_adjoint_b",
+    "einsum_adjoint",
+    "extremum_weights",
+    "inner_adjoint_a",
+    "inner_adjoint_b",
+    "invert_axes",
+    "norm_adjoint",
+    "prod_of_others",
+    "reverse_cumsum",
+    "safe_divide",
+    "solve_adjoint_a",
+    "solve_transposed",
+    "split_like",
+    "trace_adjoint",
+    "unstack",
+]
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...]:
+    """`axis` (None, an int or a tuple, possibly negative) as a sorted tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def safe_divide(x, y):
+    """``x / y`` with 0 where ``y == 0``: the subgradient chosen at kinks such as ``norm(0)``.
+
+    Without it the adjoint of a norm or a standard deviation at a zero result is 0/0 = NaN.
+    """
+    y = np.asarray(y)
+    zero = y == 0
+    return np.where(zero, 0.0, np.asarray(x) / np.where(zero, 1.0, y))
+
+
+# -- reductions -----------------------------------------------------------------------------------
+
+
+def extremum_weights(a, ans, axis=None, keepdims=False):
+    """Where `a` attains its reduced max/min `ans`, 1/(number of ties); 0 elsewhere.
+
+    Ties share the adjoint equally (as JAX does), so the weights of each slice sum to 1.
+    """
+    hit = np.asarray(a) == unreduce(ans, a, axis, keepdims)
+    return hit / np.sum(hit, axis=axis, keepdims=True)
+
+
+def prod_of_others(a, axis=None):
+    """For each element of `a`, the product of the other elements of its reduction slice.
+
+    This is the derivative of ``np.prod(a, axis)``. It is built from exclusive cumulative
+    products from both ends, so it is exact when the slice holds zeros (``ans / a`` is not).
+    """
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    axes = _axes(axis, a.ndim)
+    if not axes:
+        return np.ones_like(a)
+    ends = tuple(range(a.ndim - len(axes), a.ndim))
+    moved = np.moveaxis(a, axes, ends)
+    flat = moved.reshape(*moved.shape[: a.ndim - len(axes)], -1)
+    ones = np.ones_like(flat[..., :1])
+    before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (before * after).reshape(moved.shape)
+    return np.moveaxis(others, ends, axes)
+
+
+def reverse_cumsum(g, a, axis=None):
+    """The adjoint of ``np.cumsum(a, axis)``: sums of `g` from each position to the end.
+
+    With ``axis=None`` cumsum works on ``a`` flattened, so the result is reshaped back.
+    """
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+# -- shapes ---------------------------------------------------------------------------------------
+
+
+def invert_axes(axes, ndim):
+    """The permutation undoing ``np.transpose(x, axes)`` (None, meaning reversal, undoes itself)."""
+    if axes is None:
+        return None
+    return tuple(int(i) for i in np.argsort([int(a) % ndim for a in axes]))
+
+
+def split_like(g, arrays, axis=0):
+    """The adjoint of ``np.concatenate(arrays, axis)``: `g` cut into pieces shaped like `arrays`.
+
+    Returns a list with one adjoint per entry of `arrays`, the form the compiler expects for a
+    sequence argument. ``axis=None`` concatenates the flattened arrays, so pieces are reshaped.
+    """
+    if axis is None:
+        sizes = [np.size(x) for x in arrays]
+        pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+        return [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays, strict=True)]
+    sizes = [np.shape(x)[axis] for x in arrays]
+    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+
+
+def unstack(g, axis=0):
+    """The adjoint of ``np.stack(arrays, axis)``: the slices of `g` along `axis`, as a list."""
+    return list(np.moveaxis(np.asarray(g), axis, 0))
+
+
+# -- products -------------------------------------------------------------------------------------
+
+
+def dot_adjoint_a(g, a, b):
+    """The adjoint of `a` in ``np.dot(a, b)``.
+
+    ``dot`` contracts the last axis of `a` with the second-to-last of `b` (the last if `b` is
+    1-D), and its result's axes are `a`'s remaining ones followed by `b`'s; a 0-d operand
+    multiplies.
+    """
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0:
+        return np.sum(g * b)
+    if b_nd == 0:
+        return g * b
+    b_axes = [i for i in range(b_nd) if i != max(b_nd - 2, 0)]
+    return np.tensordot(g, b, axes=(list(range(a_nd - 1, np.ndim(g))), b_axes))
+
+
+def dot_adjoint_b(g, a, b):
+    """The adjoint of `b` in ``np.dot(a, b)`` (see `dot_adjoint_a`)."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if b_nd == 0:
+        return np.sum(g * a)
+    if a_nd == 0:
+        return g * a
+    lead = list(range(a_nd - 1))
+    out = np.tensordot(a, g, axes=(lead, lead))  # (n, *b.shape[:-2], m) or (n,)
+    return np.moveaxis(out, 0, -2) if b_nd >= 2 else out
+
+
+def inner_adjoint_a(g, a, b):
+    """The adjoint of `a` in ``np.inner(a, b)``, which contracts the last axes of both."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 0:
+        return np.sum(g * b)
+    if b_nd == 0:
+        return g * b
+    return np.tensordot(g, b, axes=(list(range(a_nd - 1, np.ndim(g))), list(range(b_nd - 1))))
+
+
+def inner_adjoint_b(g, a, b):
+    """The adjoint of `b` in ``np.inner(a, b)``."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if b_nd == 0:
+        return np.sum(g * a)
+    if a_nd == 0:
+        return g * a
+    lead = list(range(a_nd - 1))
+    return np.moveaxis(np.tensordot(a, g, axes=(lead, lead)), 0, -1)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
+    """Operand and output subscripts of an einsum with '...' replaced by explicit letters."""
+    subscripts = subscripts.replace(" ", "")
+    lhs, arrow, output = subscripts.partition("->")
+    inputs = lhs.split(",")
+    unused = [c for c in _LETTERS if c not in subscripts]
+    ell_nd = max(
+        (nd - len(s) + 3 for s, nd in zip(inputs, ndims, strict=True) if "..." in s), default=0
+    )
+    ell = "".join(unused[:ell_nd])
+    inputs = [
+        s.replace("...", ell[ell_nd - (nd - len(s) + 3) :]) if "..." in s else s
+        for s, nd in zip(inputs, ndims, strict=True)
+    ]
+    if arrow:
+        output = output.replace("...", ell)
+    else:  # implicit mode: broadcast letters, then letters used once, in alphabetical order
+        joined = "".join(inputs)
+        output = ell + "".join(
+            sorted(c for c in set(joined) if joined.count(c) == 1 and c not in ell)
+        )
+    return inputs, output
+
+
+def einsum_adjoint(g, subscripts, operands, argnum, optimize=False):
+    """The adjoint of operand ``argnum - 1`` of ``np.einsum(subscripts, *operands)``.
+
+    It is itself an einsum of `g` with the other operands, mapping the output's letters back to
+    the operand's. Two cases need extra factors: a letter repeated in the operand (a diagonal,
+    ``'ii->'``) gets an identity matrix, and a letter the operand alone sums over gets ones.
+    Letters along which the operand was broadcast are summed back by `unbroadcast`.
+    """
+    k = argnum - 1
+    inputs, output = _parse_einsum(subscripts, [np.ndim(x) for x in operands])
+    target, shape = inputs[k], np.shape(operands[k])
+    other_subs = [s for i, s in enumerate(inputs) if i != k]
+    others = [x for i, x in enumerate(operands) if i != k]
+    available = set(output + "".join(other_subs))
+    fresh = iter(c for c in _LETTERS if c not in "".join(inputs) + output)
+    letters, seen = [], set()
+    for letter, n in zip(target, shape, strict=True):
+        if letter in seen:
+            new = next(fresh)
+            other_subs.append(letter + new)
+            others.append(np.eye(n))
+            letters.append(new)
+            continue
+        if letter not in available:
+            other_subs.append(letter)
+            others.append(np.ones(n))
+        seen.add(letter)
+        letters.append(letter)
+    spec = ",".join([output, *other_subs]) + "->" + "".join(letters)
+    return unbroadcast(np.einsum(spec, g, *others, optimize=optimize), operands[k])
+
+
+def trace_adjoint(g, a, offset=0, axis1=0, axis2=1):
+    """The adjoint of ``np.trace(a, offset, axis1, axis2)``: `g` spread over that diagonal."""
+    nd = np.ndim(a)
+    axis1, axis2 = axis1 % nd, axis2 % nd
+    n, m = np.shape(a)[axis1], np.shape(a)[axis2]
+    eye = np.eye(n, m, k=offset)
+    out = np.asarray(g)[..., None, None] * eye  # axes: the other axes in order, axis1, axis2
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+# -- linear solves --------------------------------------------------------------------------------
+
+
+def _solves_vector(a, b) -> bool:
+    """Whether ``np.linalg.solve(a, b)`` treats `b` as a vector (the rule changed in NumPy 2)."""
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        return np.ndim(b) == 1
+    return np.ndim(b) == np.ndim(a) - 1
+
+
+def solve_transposed(a, g, b):
+    """``solve(a^T, g)`` with `g` shaped like the solution of ``solve(a, b)``.
+
+    This is the (broadcast) adjoint of `b`; the rule sums it back to `b`'s shape.
+    """
+    at = np.swapaxes(a, -1, -2)
+    if _solves_vector(a, b):
+        return np.linalg.solve(at, np.asarray(g)[..., None])[..., 0]
+    return np.linalg.solve(at, g)
+
+
+def solve_adjoint_a(gb, ans, a, b):
+    """The adjoint of `a` in ``x = solve(a, b)``: ``-gb x^T``, summed to `a`'s shape."""
+    if _solves_vector(a, b):
+        outer = gb[..., :, None] * ans[..., None, :]
+    else:
+        outer = gb @ np.swapaxes(ans, -1, -2)
+    return unbroadcast(-outer, a)
+
+
+# -- norms ----------------------------------------------------------------------------------------
+
+
+def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
+    """The adjoint of ``np.linalg.norm(x, ord, axis, keepdims)``, 0 where the norm is 0.
+
+    Vector norms (``axis`` an int, or ``x`` 1-D, or ``ord=None`` with no axis) support any real
+    ``ord``; matrix norms (``axis`` a pair, or ``x`` 2-D with ``ord`` given) support
+    ``'fro'``, ``'nuc'``, ±1, ±2 and ±inf. Ties among maximal entries share the adjoint.
+    """
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    matrix = (axis is None and ord is not None and x.ndim == 2) or (
+        axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
+    )
+    if axis is None and ord is not None:
+        axis = tuple(range(x.ndim))
+    g = unreduce(g, x, axis, keepdims)
+    ans = unreduce(ans, x, axis, keepdims)
+    if not matrix:
+        return g * _vector_norm_derivative(x, ans, ord, axis)
+    rows, cols = axis[0] % x.ndim, axis[1] % x.ndim
+
+    def to_end(t):
+        return np.moveaxis(np.asarray(t), (rows, cols), (-2, -1))
+
+    deriv = _matrix_norm_derivative(to_end(x), to_end(ans), ord)
+    return g * np.moveaxis(deriv, (-2, -1), (rows, cols))
+
+
+def _vector_norm_derivative(x, ans, ord, axis):
+    if ord is None or ord == 2:
+        return safe_divide(x, ans)
+    if ord == 0:
+        return np.zeros_like(x)
+    if ord == 1:
+        return np.sign(x)
+    if np.isinf(ord):
+        return np.sign(x) * extremum_weights(np.abs(x), ans, axis, keepdims=True)
+    return np.sign(x) * safe_divide(np.abs(x) ** (ord - 1), ans ** (ord - 1))
+
+
+def _matrix_norm_derivative(x, ans, ord):
+    """d norm / d x for matrices `x` stacked on leading axes, `ans` with trailing (1, 1)."""
+    if ord is None or ord == "fro":
+        return safe_divide(x, ans)
+    if ord == "nuc":
+        u, _, vt = np.linalg.svd(x, full_matrices=False)
+        return u @ vt
+    if ord in (2, -2):
+        u, _, vt = np.linalg.svd(x, full_matrices=False)
+        i = 0 if ord == 2 else -1  # singular values come sorted, largest first
+        return u[..., :, [i]] * vt[..., [i], :]
+    # induced 1- and inf-norms: max (or min) over columns (rows) of absolute sums
+    axis = -2 if ord in (1, -1) else -1
+    sums = np.sum(np.abs(x), axis=axis, keepdims=True)
+    return np.sign(x) * extremum_weights(sums, ans, axis=(-2, -1), keepdims=True)

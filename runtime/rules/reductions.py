@@ -1,1 +1,61 @@
-"""Reverse rules: reductions (being written)."""
+"""Reverse rules of reductions: sum, mean, prod, max, min, var, std, cumsum.
+
+None of these is elementwise: the compiler hands each template a ``g`` with exactly ``ans``'s
+shape. A reduction's adjoint re-inserts the reduced axes (`unreduce`) so that ``g`` broadcasts
+against ``a``; the contribution is returned lazily broadcast (it broadcasts to ``a``'s shape,
+which is all an adjoint needs to do). Parameters are NumPy's own names; ``out``, ``where`` and
+``initial`` are left out on purpose, so the compiler rejects calls that use them. ``var`` and
+``std`` take ``ddof`` but not its NumPy 2 alias ``correction``, nor ``mean``.
+
+Kinks: ``max``/``min`` split ``g`` equally among tied extrema (like JAX); ``std`` of a constant
+slice has adjoint 0 there rather than 0/0. ``prod`` is exact with zeros in the slice, any number
+of them (products of the other elements come from cumulative products, not ``ans / a``).
+"""
+
+import numpy as np
+
+from ..adjoint_helpers import unreduce
+from ..array_helpers import extremum_weights, prod_of_others, reverse_cumsum, safe_divide
+from ..registry import registry
+
+vjp = registry.vjp
+
+
+@vjp(np.sum, reduction=True)
+def sum_(g, ans, a, axis=None, dtype=None, keepdims=False):
+    return unreduce(g, a, axis, keepdims)
+
+
+@vjp(np.mean, reduction=True)
+def mean(g, ans, a, axis=None, dtype=None, keepdims=False):
+    return unreduce(g, a, axis, keepdims) * (np.size(ans) / np.size(a))
+
+
+@vjp(np.prod, reduction=True)
+def prod(g, ans, a, axis=None, dtype=None, keepdims=False):
+    return unreduce(g, a, axis, keepdims) * prod_of_others(a, axis)
+
+
+@vjp(np.max, np.amax, np.min, np.amin, reduction=True)
+def extremum(g, ans, a, axis=None, keepdims=False):
+    return unreduce(g, a, axis, keepdims) * extremum_weights(a, ans, axis, keepdims)
+
+
+@vjp(np.var, reduction=True)
+def var(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    count = np.size(a) / np.size(ans)
+    return unreduce(g, a, axis, keepdims) * (2 / (count - ddof)) * centered
+
+
+@vjp(np.std, reduction=True)
+def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    centered = a - np.mean(a, axis=axis, keepdims=True)
+    count = np.size(a) / np.size(ans)
+    scale = safe_divide(unreduce(g, a, axis, keepdims), unreduce(ans, a, axis, keepdims))
+    return scale * centered / (count - ddof)
+
+
+@vjp(np.cumsum)
+def cumsum(g, ans, a, axis=None, dtype=None):
+    return reverse_cumsum(g, a, axis)

@@ -1,1 +1,65 @@
-"""Reverse rules: shape (being written)."""
+"""Reverse rules of functions that only move elements: transposes, reshapes, joins, broadcasts.
+
+Each adjoint moves ``g`` back the way the elements came: a reshape is undone by reshaping to the
+argument's shape, a transpose by the inverse permutation, a join by splitting. None of these is
+elementwise: ``g`` has exactly ``ans``'s shape. For a sequence argument (``concatenate``'s and
+``stack``'s ``arrays``) the contribution is a list with one adjoint per element.
+"""
+
+import numpy as np
+
+from ..adjoint_helpers import unbroadcast
+from ..array_helpers import invert_axes, split_like, unstack
+from ..registry import registry
+
+vjp = registry.vjp
+
+
+@vjp(np.transpose)
+def transpose(g, ans, a, axes=None):
+    return np.transpose(g, invert_axes(axes, np.ndim(a)))
+
+
+@vjp(np.reshape)
+def reshape(g, ans, a, shape, order="C"):
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@vjp(np.ravel)
+def ravel(g, ans, a, order="C"):
+    return np.reshape(g, np.shape(a), order=order)
+
+
+@vjp(np.expand_dims, np.squeeze)
+def add_or_drop_unit_axes(g, ans, a, axis=None):
+    return np.reshape(g, np.shape(a))
+
+
+@vjp(np.swapaxes)
+def swapaxes(g, ans, a, axis1, axis2):
+    return np.swapaxes(g, axis1, axis2)
+
+
+@vjp(np.moveaxis)
+def moveaxis(g, ans, a, source, destination):
+    return np.moveaxis(g, destination, source)
+
+
+@vjp(np.flip)
+def flip(g, ans, m, axis=None):
+    return np.flip(g, axis)
+
+
+@vjp(np.broadcast_to)
+def broadcast_to(g, ans, array, shape, subok=False):
+    return unbroadcast(g, array)
+
+
+@vjp(np.concatenate)
+def concatenate(g, ans, arrays, axis=0):
+    return split_like(g, arrays, axis)
+
+
+@vjp(np.stack)
+def stack(g, ans, arrays, axis=0):
+    return unstack(g, axis)

@@ -1,0 +1,282 @@
+"""The test table: one row per way of calling a differentiable primitive. Data, not tests.
+
+`tests/test_rule_templates.py` checks every row's reverse-rule template against central finite
+differences, and fails when a registered differentiable rule has no row here. A row says how to
+call the primitive and on what:
+
+- ``args`` maps the input arrays to the call's positional arguments; constants that are not
+  differentiated (an index, a shape, a boolean condition) live in this lambda, never in the
+  inputs. The default passes the inputs as they are.
+- ``shapes`` lists shape cases, each a tuple with one shape per input; shape ``()`` gives a
+  Python float (so `math` functions and builtins get what they expect).
+- ``domain`` is ``(low, high)`` for uniform inputs, a callable ``(rng, shape) -> array``, or a
+  tuple with one of those per input.
+- ``argnums``: the positional arguments whose contributions are checked (None: all that hold an
+  input). ``values`` replaces random inputs by fixed ones (special points such as zeros).
+- ``output``: for primitives returning a tuple, the component the rule's ``g`` stands for.
+
+Special cases are rows (ties, zeros, integer-array indices), not branches in the tests.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+import operator
+from collections.abc import Callable
+
+import numpy as np
+import sympy as sp
+
+Shape = tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    primitive: Callable
+    shapes: tuple[tuple[Shape, ...], ...]
+    args: Callable = lambda *xs: xs
+    kwargs: dict = dataclasses.field(default_factory=dict)
+    domain: object = (-2.0, 2.0)
+    argnums: tuple[int, ...] | None = None
+    values: tuple | None = None
+    output: int | None = None
+    tol: float = 1e-6
+
+    def call(self, *inputs):
+        """The primitive's value (the component `output` of it) at `inputs`."""
+        ans = self.primitive(*self.args(*inputs), **self.kwargs)
+        return ans if self.output is None else ans[self.output]
+
+    @property
+    def id(self) -> str:
+        name = getattr(self.primitive, "__name__", type(self.primitive).__name__)
+        module = getattr(self.primitive, "__module__", None) or "numpy"
+        extra = ",".join(f"{k}={v}" for k, v in self.kwargs.items())
+        return f"{module.lstrip('_')}.{name}({extra})"
+
+
+def well_conditioned(rng, shape):
+    """Square matrices near the identity, so inverses and determinants are tame."""
+    return np.eye(shape[-1]) + 0.3 * rng.uniform(-1.0, 1.0, shape)
+
+
+POSITIVE = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+UNARY_SHAPES = (((3, 4),), ((5,),), ((),))
+SCALAR = (((),),)
+BINARY_SHAPES = (
+    ((3, 4), (3, 4)),
+    ((3, 1), (1, 4)),
+    ((4,), (3, 4)),
+    ((), (3,)),
+    ((2, 3), ()),
+    ((), ()),
+)
+SCALAR_PAIR = (((), ()),)
+
+
+def _unary(primitives, domain=(-2.0, 2.0), shapes=UNARY_SHAPES):
+    return [Row(p, shapes, domain=domain) for p in primitives]
+
+
+def _binary(primitives, domain=(-2.0, 2.0), shapes=BINARY_SHAPES):
+    return [Row(p, shapes, domain=domain) for p in primitives]
+
+
+MASK = np.arange(12).reshape(3, 4) % 3 == 0
+CONDITION = np.array([True, False, True, False])
+
+ELEMENTWISE = [
+    *_binary([operator.add, np.add, operator.sub, np.subtract, operator.mul, np.multiply]),
+    *_binary([operator.truediv, np.divide], domain=((-2.0, 2.0), POSITIVE)),
+    *_binary([np.maximum, np.minimum]),
+    *_binary([operator.pow, np.power], domain=(POSITIVE, (-2.0, 2.0))),
+    *_binary([operator.mod, np.mod], domain=((0.1, 3.0), POSITIVE)),
+    *_binary([np.arctan2, np.logaddexp]),
+    *_binary([math.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
+    *_binary([math.atan2], shapes=SCALAR_PAIR),
+    Row(math.log, SCALAR_PAIR, domain=(POSITIVE, (1.5, 3.0))),
+    Row(np.clip, (((3, 4), (), ()), ((3, 4), (4,), (3, 1))),
+        domain=((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0))),
+    Row(np.where, (((3, 4), (3, 4)), ((4,), (3, 1)), ((), (4,))),
+        args=lambda x, y: (CONDITION, x, y)),
+    *_unary([operator.neg, np.negative, operator.pos, np.positive, np.square, np.exp, np.exp2,
+             np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh, np.cosh, np.tanh,
+             np.absolute, builtins.abs, np.float64]),
+    *_unary([np.sqrt, np.log, np.log2, np.log10, np.log1p], domain=POSITIVE),
+    *_unary([np.arcsin, np.arccos], domain=UNIT),
+    *_unary([math.exp, math.expm1, math.sin, math.cos, math.tan, math.atan, math.sinh,
+             math.cosh, math.tanh, math.fabs, builtins.float], shapes=SCALAR),
+    *_unary([math.sqrt, math.log, math.log2, math.log10, math.log1p], POSITIVE, SCALAR),
+    *_unary([math.asin, math.acos], UNIT, SCALAR),
+]
+
+INDEXING = [
+    Row(operator.getitem, (((5,),), ((3, 4),)), args=lambda x: (x, 1)),
+    Row(operator.getitem, (((5,),), ((4, 3),)), args=lambda x: (x, slice(1, 3))),
+    Row(operator.getitem, (((5,),), ((4, 3),)), args=lambda x: (x, np.array([0, 2, 0, 0]))),
+    Row(operator.getitem, (((3, 4),),), args=lambda x: (x, (slice(None), [1, 1, 3]))),
+    Row(operator.getitem, (((3, 4),),), args=lambda x: (x, (Ellipsis, None, 2))),
+    Row(operator.getitem, (((3, 4),),), args=lambda x: (x, MASK)),
+]
+
+AXES = ({}, {"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 2)},
+        {"axis": -1, "keepdims": True}, {"keepdims": True})
+REDUCTION_SHAPES = (((2, 3, 4),),)
+
+REDUCTIONS = [
+    *[Row(p, REDUCTION_SHAPES, kwargs=kw)
+      for p in (np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std)
+      for kw in AXES],
+    *[Row(p, (((5,),), ((),))) for p in (np.sum, np.mean, np.prod, np.max, np.min)],
+    Row(np.var, REDUCTION_SHAPES, kwargs={"axis": 1, "ddof": 1}),
+    Row(np.std, REDUCTION_SHAPES, kwargs={"ddof": 1}),
+    Row(np.prod, (((2, 3),),), kwargs={"axis": 1},
+        values=(np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]]),)),
+    Row(np.prod, (((4,),),), values=(np.array([1.5, 0.0, -2.0, 0.5]),)),
+    Row(np.cumsum, (((5,),), ((2, 3),))),
+    Row(np.cumsum, (((2, 3),),), kwargs={"axis": 1}),
+    Row(np.cumsum, (((2, 3, 4),),), kwargs={"axis": -3}),
+]
+
+SHAPE = [
+    Row(np.transpose, (((2, 3),), ((2, 3, 4),), ((),))),
+    Row(np.transpose, (((2, 3, 4),),), kwargs={"axes": (1, -1, 0)}),
+    Row(np.reshape, (((2, 3),),), args=lambda x: (x, (3, 2))),
+    Row(np.reshape, (((2, 3),),), args=lambda x: (x, -1), kwargs={"order": "F"}),
+    Row(np.ravel, (((2, 3),), ((4,),))),
+    Row(np.ravel, (((2, 3),),), kwargs={"order": "F"}),
+    Row(np.expand_dims, (((2, 3),),), kwargs={"axis": 1}),
+    Row(np.expand_dims, (((2, 3),),), kwargs={"axis": (0, -1)}),
+    Row(np.squeeze, (((1, 3, 1),),)),
+    Row(np.squeeze, (((1, 3, 1),),), kwargs={"axis": 2}),
+    Row(np.swapaxes, (((2, 3, 4),),), args=lambda x: (x, 0, -1)),
+    Row(np.moveaxis, (((2, 3, 4),),), args=lambda x: (x, 0, -1)),
+    Row(np.moveaxis, (((2, 3, 4),),), args=lambda x: (x, (0, 1), (2, 0))),
+    Row(np.flip, (((2, 3),),)),
+    Row(np.flip, (((2, 3),),), kwargs={"axis": 1}),
+    Row(np.broadcast_to, (((3, 1),), ((4,),), ((),)), args=lambda x: (x, (2, 3, 4))),
+    Row(np.concatenate, (((2, 3), (1, 3)),), args=lambda x, y: ([x, y],)),
+    Row(np.concatenate, (((2, 3), (2, 1), (2, 2)),), args=lambda *xs: (list(xs),),
+        kwargs={"axis": -1}),
+    Row(np.concatenate, (((2, 3), (4,)),), args=lambda x, y: ((x, y),), kwargs={"axis": None}),
+    Row(np.stack, (((2, 3), (2, 3)),), args=lambda x, y: ([x, y],)),
+    Row(np.stack, (((2, 3), (2, 3), (2, 3)),), args=lambda *xs: (xs,), kwargs={"axis": -1}),
+]
+
+MATRIX_PAIRS = (((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)))
+BATCHED_PAIRS = (((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 2)),
+                 ((4,), (2, 4, 3)), ((2, 3, 4), (4,)))
+SQUARE = (((3, 3),), ((2, 4, 4),))
+
+LINALG = [
+    Row(np.matmul, MATRIX_PAIRS + BATCHED_PAIRS),
+    Row(operator.matmul, MATRIX_PAIRS + BATCHED_PAIRS),
+    Row(np.dot, (*MATRIX_PAIRS, ((2, 3, 4), (5, 4, 2)), ((2, 3, 4), (4,)), ((), (3, 2)),
+                                ((3, 2), ()))),
+    Row(np.inner, (((3, 4), (2, 4)), ((4,), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4)),
+                   ((), (3,)))),
+    Row(np.outer, (((3,), (4,)), ((2, 2), (3,)), ((), (2,)))),
+    Row(np.einsum, (((3, 4), (4, 2)),), args=lambda a, b: ("ij,jk->ik", a, b)),
+    Row(np.einsum, (((3, 4), (4, 2)),), args=lambda a, b: ("ij,jk", a, b)),
+    Row(np.einsum, (((3, 4), (3, 4)),), args=lambda a, b: ("ij,ij->", a, b)),
+    Row(np.einsum, (((3, 3),),), args=lambda a: ("ii->", a)),
+    Row(np.einsum, (((3, 3),),), args=lambda a: ("ii->i", a)),
+    Row(np.einsum, (((3, 4),),), args=lambda a: ("ij->ji", a)),
+    Row(np.einsum, (((3, 4), (4,)),), args=lambda a, b: ("ij,k->ik", a, b)),
+    Row(np.einsum, (((2, 3), (3, 4), (4,)),), args=lambda a, b, c: ("ij,jk,k->i", a, b, c)),
+    Row(np.einsum, (((2, 3, 4), (4, 5)), ((3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5))),
+        args=lambda a, b: ("...ij,...jk->...ik", a, b)),
+    Row(np.einsum, (((2, 3), (2, 3)),), args=lambda a, b: ("ij,ij->ij", a, b),
+        kwargs={"optimize": True}),
+    Row(np.trace, (((3, 3),), ((3, 4),))),
+    Row(np.trace, (((3, 4, 2),),), kwargs={"offset": 1, "axis1": 1, "axis2": 0}),
+    Row(np.trace, (((2, 3, 4),),), kwargs={"offset": -1, "axis1": -1, "axis2": 1}),
+    Row(np.linalg.inv, SQUARE, domain=well_conditioned, tol=1e-5),
+    Row(np.linalg.det, SQUARE, domain=well_conditioned),
+    Row(np.linalg.slogdet, SQUARE, domain=well_conditioned, output=1),
+    Row(np.linalg.slogdet, (((3, 3),),), output=1,
+        values=(np.array([[0.0, 2.0, 1.0], [1.0, 0.5, 0.0], [3.0, 1.0, -1.0]]),)),
+    Row(np.linalg.solve, (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1)),
+                          ((2, 3, 3), (3, 2)), ((3, 3), (2, 3, 2)), ((2, 3, 3), (3,))),
+        domain=(well_conditioned, (-2.0, 2.0)), tol=1e-5),
+    Row(np.linalg.norm, (((5,),), ((2, 3),), ((2, 3, 4),))),
+    *[Row(np.linalg.norm, (((2, 3, 4),),), kwargs=kw) for kw in AXES[1:5]],
+    *[Row(np.linalg.norm, (((5,),),), kwargs={"ord": p}) for p in (1, 2, 3, 0.5, np.inf, -np.inf)],
+    Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": 1, "axis": 1}),
+    Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": np.inf, "axis": -1, "keepdims": True}),
+    *[Row(np.linalg.norm, (((3, 4),),), kwargs={"ord": p})
+      for p in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)],
+    *[Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": p, "axis": (2, 0)})
+      for p in (None, "fro", "nuc", 1, 2, -np.inf)],
+    Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": 2, "axis": (1, 2), "keepdims": True}),
+]
+
+TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG]
+
+
+# -- symbolic derivatives of the elementwise rules ----------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Symbolic:
+    """An elementwise primitive written as a sympy formula of its (scalar) parameters."""
+
+    primitive: Callable
+    formula: Callable
+    domain: object = (-2.0, 2.0)
+
+
+def _sym(primitives, formula, domain=(-2.0, 2.0)):
+    return [Symbolic(p, formula, domain) for p in primitives]
+
+
+SYMBOLIC = [
+    *_sym([operator.add, np.add], lambda x, y: x + y),
+    *_sym([operator.sub, np.subtract], lambda x, y: x - y),
+    *_sym([operator.mul, np.multiply], lambda x, y: x * y),
+    *_sym([operator.truediv, np.divide], lambda x, y: x / y, ((-2.0, 2.0), POSITIVE)),
+    *_sym([operator.neg, np.negative], lambda x: -x),
+    *_sym([operator.pos, np.positive, builtins.float, np.float64], lambda x: x),
+    *_sym([operator.pow, np.power, math.pow], lambda x, y: x**y, (POSITIVE, (-2.0, 2.0))),
+    *_sym([operator.mod, np.mod], lambda x, y: x - y * sp.floor(x / y), ((0.1, 3.0), POSITIVE)),
+    *_sym([np.square], lambda x: x**2),
+    *_sym([np.sqrt, math.sqrt], sp.sqrt, POSITIVE),
+    *_sym([np.absolute, builtins.abs, math.fabs], sp.Abs),
+    *_sym([np.maximum], sp.Max),
+    *_sym([np.minimum], sp.Min),
+    *_sym([np.clip], lambda a, lo, hi: sp.Min(sp.Max(a, lo), hi),
+          ((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0))),
+    *_sym([np.exp, math.exp], sp.exp),
+    *_sym([np.exp2], lambda x: 2**x),
+    *_sym([np.expm1, math.expm1], lambda x: sp.exp(x) - 1),
+    *_sym([np.log], sp.log, POSITIVE),
+    *_sym([math.log], lambda x, base: sp.log(x) / sp.log(base), (POSITIVE, (1.5, 3.0))),
+    *_sym([np.log2, math.log2], lambda x: sp.log(x, 2), POSITIVE),
+    *_sym([np.log10, math.log10], lambda x: sp.log(x, 10), POSITIVE),
+    *_sym([np.log1p, math.log1p], lambda x: sp.log(1 + x), POSITIVE),
+    *_sym([np.logaddexp], lambda x, y: sp.log(sp.exp(x) + sp.exp(y))),
+    *_sym([np.sin, math.sin], sp.sin),
+    *_sym([np.cos, math.cos], sp.cos),
+    *_sym([np.tan, math.tan], sp.tan, (-1.2, 1.2)),
+    *_sym([np.arcsin, math.asin], sp.asin, UNIT),
+    *_sym([np.arccos, math.acos], sp.acos, UNIT),
+    *_sym([np.arctan, math.atan], sp.atan),
+    *_sym([np.arctan2, math.atan2], sp.atan2),
+    *_sym([np.sinh, math.sinh], sp.sinh),
+    *_sym([np.cosh, math.cosh], sp.cosh),
+    *_sym([np.tanh, math.tanh], sp.tanh),
+]
+
+# elementwise rules the symbolic check leaves to the finite-difference rows, and why
+SYMBOLIC_SKIPPED = {
+    np.where: "its condition is boolean, not a real variable",
+}
+
+NONDIFFERENTIABLE = [
+    np.floor, np.ceil, np.round, np.sign, np.argmax, np.argmin, np.argsort, np.nonzero,
+    operator.lt, operator.le, operator.eq, operator.ne, operator.floordiv, np.less, np.equal,
+    np.isnan, math.floor, builtins.round, builtins.len, np.shape, np.zeros_like, np.arange,
+]
