@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "accumulate_at",
+    "fresh_adjoint",
     "index_adjoint",
     "match_shape",
     "matmul_left",
@@ -27,26 +28,35 @@ def _shape(value) -> tuple:
     return getattr(value, "shape", ())
 
 
-def unbroadcast(g, x):
-    """Sum `g` over the axes along which `x` was broadcast, so the result broadcasts to `x`.
+def unbroadcast(g, x, ans=None):
+    """Reduce `g`, an adjoint contribution for `x` in an elementwise call that returned `ans`,
+    so that it broadcasts to ``x``'s shape.
 
-    `g` is an adjoint of a result that `x` was broadcast into. A `g` that already broadcasts to
-    ``x``'s shape is returned as it is.
+    `g` broadcasts to ``ans``'s shape but may be smaller (lazily broadcast, like the seed
+    ``1.0``). Along an axis where `x` was broadcast, `g` is summed if it has that axis and
+    multiplied by the axis length if it is itself still broadcast there: ``np.sum(x + b)`` with
+    ``b`` of shape (4,) and ``x`` of shape (3, 4) gives ``b`` the adjoint ``3.0``, not ``1.0``.
+    Without `ans`, `g` is taken to have the full result shape.
     """
     gshape = _shape(g)
     shape = _shape(x)
-    if gshape == shape:
+    ashape = gshape if ans is None else _shape(ans)
+    if gshape == shape == ashape:
         return g
-    extra = len(gshape) - len(shape)
-    if extra > 0:
-        g = np.sum(g, axis=tuple(range(extra)))
-        gshape = gshape[extra:]
-    axes = tuple(
-        i for i, (gdim, dim) in enumerate(zip(gshape, shape, strict=False)) if dim == 1 and gdim != 1
-    )
-    if axes:
-        g = np.sum(g, axis=axes, keepdims=True)
-    return g
+    nd = len(ashape)
+    gpad = (1,) * (nd - len(gshape)) + tuple(gshape)
+    xpad = (1,) * (nd - len(shape)) + tuple(shape)
+    summed = tuple(i for i in range(nd) if xpad[i] == 1 and gpad[i] != 1)
+    count = 1
+    for i in range(nd):
+        if xpad[i] == 1 and gpad[i] == 1:
+            count *= ashape[i]
+    out = g
+    if summed:
+        out = np.sum(np.reshape(g, gpad), axis=summed, keepdims=True)
+        if out.ndim > len(shape):  # the leading axes x lacks have length 1 by now
+            out = out.reshape(out.shape[out.ndim - len(shape) :])
+    return out * count if count != 1 else out
 
 
 def match_shape(g, x):
@@ -145,3 +155,10 @@ def matmul_right(g, x, y):
         out = np.swapaxes(x, -1, -2) @ np.expand_dims(g, -1)
         return unbroadcast(out[..., 0], y)
     return unbroadcast(np.swapaxes(x, -1, -2) @ g, y)
+
+
+def fresh_adjoint(g, x):
+    """A new writable array shaped like `x` holding `g` (broadcast): a buffer to scatter into."""
+    out = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
+    out += g
+    return out

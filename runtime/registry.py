@@ -57,6 +57,9 @@ class Rule:
         elementwise: the result has the broadcast shape of the array arguments and the VJP
             template accepts a lazily broadcast ``g``.
         reduction: the result of a call without ``axis`` is a scalar (sum, mean, ...).
+        output: for primitives returning a tuple, the index of the one component that carries
+            a gradient; ``g`` is that component's adjoint and ``ans`` the whole tuple
+            (``np.linalg.slogdet``: 1, the log-determinant).
     """
 
     primitive: Callable
@@ -66,6 +69,7 @@ class Rule:
     differentiable: bool = True
     elementwise: bool = False
     reduction: bool = False
+    output: int | None = None
 
 
 def qualified_name(fn: object) -> str:
@@ -130,6 +134,7 @@ class Registry:
         *,
         elementwise: bool = False,
         reduction: bool = False,
+        output: int | None = None,
         warn: bool = True,
     ) -> None:
         """Record `template` as the reverse rule of `primitive` (keeps an existing forward rule)."""
@@ -137,7 +142,12 @@ class Registry:
         old = self.lookup(primitive)
         base = old if old is not None else Rule(primitive, qualified_name(primitive))
         rule = dataclasses.replace(
-            base, vjp=template, differentiable=True, elementwise=elementwise, reduction=reduction
+            base,
+            vjp=template,
+            differentiable=True,
+            elementwise=elementwise,
+            reduction=reduction,
+            output=output,
         )
         self._store(rule, warn=warn and old is not None and old.vjp is not None)
 
@@ -164,13 +174,24 @@ class Registry:
         return other
 
     # -- decorators used by runtime/rules/ ------------------------------------------------------
-    def vjp(self, *primitives: Callable, elementwise: bool = False, reduction: bool = False):
+    def vjp(
+        self,
+        *primitives: Callable,
+        elementwise: bool = False,
+        reduction: bool = False,
+        output: int | None = None,
+    ):
         """Decorator: register the decorated template as the VJP of each of `primitives`."""
 
         def decorate(template: Callable) -> Callable:
             for primitive in primitives:
                 self.register_vjp(
-                    primitive, template, elementwise=elementwise, reduction=reduction, warn=False
+                    primitive,
+                    template,
+                    elementwise=elementwise,
+                    reduction=reduction,
+                    output=output,
+                    warn=False,
                 )
             return template
 

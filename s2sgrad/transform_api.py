@@ -1,0 +1,155 @@
+"""`sg.grad`, `sg.value_and_grad` and `sg.source`: the reverse-mode front door of the compiler."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+from s2sgrad.runtime import registry
+from s2sgrad.transforms.pipeline import GradSpec, analyze
+
+from .dispatch import CompiledGradient
+
+_cache: dict[tuple, tuple[tuple, CompiledGradient]] = {}
+
+
+def grad(f=None, wrt=0, *, optimize=True, simplify=False):
+    """Transform `f` into a function computing its gradient, by generating Python source.
+
+    Args:
+        f: a Python function defined in a file. A non-scalar result is differentiated as the
+            sum of its elements.
+        wrt: the argument to differentiate with respect to: an index, a parameter name, or a
+            tuple of them (then the result is a tuple of gradients).
+        optimize: run the optimizer on the generated code (turn off to see the raw adjoint).
+        simplify: symbolic simplification with sympy (not available yet).
+
+    Returns:
+        A function with `f`'s signature whose ``__name__`` is the generated entry (``dfdx``).
+        Also usable as a decorator: ``@sg.grad`` or ``@sg.grad(wrt="w")``.
+
+    Raises:
+        TransformError: `f` uses a construct s2sgrad does not support (with file, line, column).
+        LookupError: `f` differentiates through a function with no gradient rule.
+
+    Example:
+        >>> import numpy as np, s2sgrad as sg
+        >>> def f(x):
+        ...     return np.sum(np.sin(x) * x)
+        >>> sg.grad(f)(np.zeros(3))   # doctest: +SKIP
+        array([0., 0., 0.])
+    """
+    if f is None:
+        return functools.partial(grad, wrt=wrt, optimize=optimize, simplify=simplify)
+    return _transform(f, wrt, optimize, simplify, with_value=False)
+
+
+def value_and_grad(f=None, wrt=0, *, optimize=True, simplify=False):
+    """Like `grad`, but the function returns ``(f(...), gradient)`` from one sweep.
+
+    Example:
+        >>> def f(x):
+        ...     return x ** 3
+        >>> sg.value_and_grad(f)(2.0)   # doctest: +SKIP
+        (8.0, 12.0)
+    """
+    if f is None:
+        return functools.partial(value_and_grad, wrt=wrt, optimize=optimize, simplify=simplify)
+    return _transform(f, wrt, optimize, simplify, with_value=True)
+
+
+def source(fn, *example_args) -> str:
+    """The generated Python source of a function returned by `grad` or `value_and_grad`.
+
+    Without `example_args`, the general version (any argument types); with them, the
+    specialization those arguments select (Python numbers need no shape bookkeeping).
+    """
+    compiled = getattr(fn, "__wrapped_transform__", None)
+    if not isinstance(compiled, CompiledGradient):
+        raise TypeError(
+            f"sg.source expects a function returned by an s2sgrad transform; got {fn!r}"
+        )
+    if example_args:
+        return compiled.for_arguments(_bind_all(compiled, example_args)).source
+    return compiled.generic().source
+
+
+def _bind_all(compiled: CompiledGradient, args: tuple) -> tuple:
+    signature = inspect.signature(compiled.analysis.fn)
+    bound = signature.bind(*args)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def _transform(f, wrt, optimize, simplify, with_value):
+    if simplify:
+        raise NotImplementedError(
+            "simplify=True (sympy simplification of generated code) is not implemented yet"
+        )
+    if not isinstance(f, types.FunctionType):
+        raise TypeError(
+            f"s2sgrad transforms Python functions defined with `def`; got "
+            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
+        )
+    names, is_tuple = _normalize_wrt(f, wrt)
+    spec = GradSpec(wrt=names, wrt_is_tuple=is_tuple, with_value=with_value, optimize=bool(optimize))
+    key = (f.__code__, spec, registry.version, id(f.__globals__))
+    cached = _cache.get(key)
+    if cached is not None and _captures_unchanged(f, cached[0]):
+        compiled = cached[1]
+    else:
+        analysis = analyze(f, spec)
+        compiled = CompiledGradient(analysis)
+        _cache[key] = (_captured(f, analysis.resolution.free), compiled)
+    return compiled.wrapper()
+
+
+def _captured(f, free) -> tuple:
+    return tuple((name, value) for name, value in free.items())
+
+
+def _captures_unchanged(f, captured: tuple) -> bool:
+    closure = {}
+    if f.__closure__:
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__, strict=True):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:
+                return False
+    for name, value in captured:
+        current = closure[name] if name in closure else f.__globals__.get(name, value)
+        if current is not value:
+            return False
+    return True
+
+
+def _normalize_wrt(f, wrt) -> tuple[tuple[str, ...], bool]:
+    signature = inspect.signature(f)
+    params = list(signature.parameters.values())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = [p.name for p in params]
+    is_tuple = isinstance(wrt, (tuple, list))
+    items = list(wrt) if is_tuple else [wrt]
+    if not items:
+        raise ValueError("wrt=() names no argument to differentiate with respect to")
+    resolved = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            raise TypeError(f"wrt must be an argument index or name (or a tuple of them); got {item!r}")
+        if isinstance(item, int):
+            if not -len(positional) <= item < len(positional):
+                raise ValueError(
+                    f"wrt={item} is out of range: {f.__name__} takes {len(positional)} positional "
+                    f"argument(s) ({', '.join(positional)})"
+                )
+            resolved.append(positional[item])
+        else:
+            if item not in names:
+                raise ValueError(
+                    f"wrt={item!r} is not a parameter of {f.__name__} (it has: {', '.join(names)})"
+                )
+            resolved.append(item)
+    if len(set(resolved)) != len(resolved):
+        raise ValueError(f"wrt={wrt!r} names the same argument twice")
+    return tuple(resolved), is_tuple

@@ -1,0 +1,71 @@
+"""Pass 5, activity: which values need an adjoint.
+
+An analysis over a `NormalForm`. A value is *varied* if it depends on a differentiated input
+through differentiable operations, *useful* if the output depends on it; it is *active*, and
+gets an adjoint, when it is both. So ``np.linspace``, masks, index arithmetic and anything
+computed from constants alone are left alone and need no rule. A varied, useful value computed
+by a callable with no rule is an error (`LookupError` naming it), raised here, before any
+code is generated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from .anf import NormalForm
+from .operations import COPY, Classifier, Operation
+
+
+@dataclasses.dataclass(frozen=True)
+class Activity:
+    """The result of activity analysis.
+
+    Attributes:
+        operations: the `Operation` of every assignment, by statement position.
+        active: names that need an adjoint.
+    """
+
+    operations: tuple[tuple[int, Operation], ...]
+    active: frozenset[str]
+
+    def is_active(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self.active
+
+
+def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...]) -> Activity:
+    """Find the active values of `nf` for derivatives with respect to `wrt`.
+
+    Raises:
+        LookupError: an active value is computed by a callable that has no gradient rule.
+    """
+    operations = tuple(
+        (i, classifier.classify(statement))
+        for i, statement in enumerate(nf.statements)
+        if isinstance(statement, cst.Assign)
+    )
+    varied = set(wrt)
+    for _, op in operations:
+        if op.differentiable and any(name in varied for name in op.input_names()):
+            varied.update(op.targets)
+    useful = set()
+    if isinstance(nf.output, cst.Name) and nf.output.value in varied:
+        useful.add(nf.output.value)
+    for _, op in reversed(operations):
+        if any(t in useful for t in op.targets) and op.differentiable:
+            useful.update(n for n in op.input_names() if n in varied)
+    active = frozenset(varied & useful)
+    for _, op in operations:
+        if any(t in active for t in op.targets):
+            _check_rule(op, nf)
+    return Activity(operations=operations, active=active)
+
+
+def _check_rule(op: Operation, nf: NormalForm) -> None:
+
+    if op.primitive is COPY or (op.rule is not None and op.rule.vjp is not None):
+        return
+    origin = nf.origins.get(op.targets[0])
+    where = f" (used at {origin})" if origin is not None else ""
+    raise LookupError(f"no gradient registered for {op.name}{where}")

@@ -1,0 +1,343 @@
+"""Pass 4, normalize: straight-line code to A-normal form with one assignment per name.
+
+Output: a `NormalForm` whose function body holds, one per line, only these statements
+
+    name = ATOM                      a copy
+    name = ATOM op ATOM              binary operator
+    name = op ATOM                   unary operator
+    name = ATOM cmp ATOM [cmp ATOM]  comparison
+    name = CALLEE(ARG, key=ARG)      CALLEE is a canonical free reference (``np.sin``) or a
+                                     method of a local atom (``x.sum``)
+    name = ATOM.attr                 attribute of a local (``x.T``, ``x.shape``)
+    name = ATOM[INDEX]               INDEX: atoms, slices of atoms, tuples of those
+    name = (ATOM, ...)               tuple or list literal
+    a, b = CALLEE(...)               unpacking a call's result
+    return ATOM
+    assert ... / print(...)          kept as written, not differentiated
+
+where ATOM is a local name, a canonical free reference (``np.pi``, a captured constant) or a
+literal, and ARG is an ATOM or a tuple/list literal of ATOMs (``np.concatenate([a, b])``,
+``axis=(0, 1)``). Every name is assigned once (a reassigned ``x`` becomes ``x_1``); augmented
+assignment is expanded. The first statement coming from each source line carries the comment
+``# line N: <source>``; `origins` maps each assigned name to the user's position for messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from collections.abc import Mapping
+
+import libcst as cst
+
+from .naming import Namer
+from .parse import ParsedFunction
+from .resolve import Resolution
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """Where a value came from in the user's source."""
+
+    filename: str
+    line: int
+    col: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.line}:{self.col + 1}"
+
+
+@dataclasses.dataclass(frozen=True)
+class NormalForm:
+    """A function in A-normal form (see the module docstring for the statement forms)."""
+
+    funcdef: cst.FunctionDef
+    params: tuple[str, ...]
+    output: cst.BaseExpression
+    origins: Mapping[str, Origin]
+    line_of: Mapping[str, int]
+
+    @property
+    def statements(self) -> list[cst.BaseSmallStatement]:
+        return [line.body[0] for line in self.funcdef.body.body]
+
+
+def name_expr(dotted: str) -> cst.BaseExpression:
+    """``np.linalg.inv`` as a libcst Attribute chain."""
+    parts = dotted.split(".")
+    expr: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        expr = cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr
+
+
+def is_literal(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        return True
+    if isinstance(expr, cst.ConcatenatedString):
+        return True
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return is_literal(expr.expression) and not isinstance(expr.expression, cst.Name)
+    return False
+
+
+_NO_PARENS = {"lpar": (), "rpar": ()}
+
+
+class _Normalizer:
+    def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
+        self.parsed = parsed
+        self.resolution = resolution
+        self.namer = namer
+        self.current: dict[str, str] = {p: p for p in resolution.params}
+        self.lines: list[cst.SimpleStatementLine] = []
+        self.origins: dict[str, Origin] = {}
+        self.line_of: dict[str, int] = {}
+        self.comment: str | None = None
+        self.source_line = 0
+        self.output: cst.BaseExpression | None = None
+
+    # -- statements ------------------------------------------------------------------------
+    def run(self) -> None:
+        for statement in self.parsed.funcdef.body.body:
+            if self.output is not None:
+                break  # code after the return never runs
+            self.source_line, _ = self.parsed.position(statement)
+            self.comment = f"# line {self.source_line}: {_first_line(statement)}"
+            for small in statement.body:
+                self.statement(small)
+
+    def emit(self, statement: cst.BaseSmallStatement, target: str | None = None) -> None:
+        leading = ()
+        if self.comment is not None:
+            leading = (cst.EmptyLine(comment=cst.Comment(self.comment)),)
+            self.comment = None
+        self.lines.append(cst.SimpleStatementLine(body=(statement,), leading_lines=leading))
+        if target is not None:
+            self.line_of[target] = self.source_line
+
+    def statement(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            self.assign([t.target for t in node.targets], node.value)
+        elif isinstance(node, cst.AnnAssign):
+            self.assign([node.target], node.value)
+        elif isinstance(node, cst.AugAssign):
+            operator = _AUGMENTED[type(node.operator)]()
+            combined = cst.BinaryOperation(left=node.target, operator=operator, right=node.value)
+            self.assign([node.target], combined, origin_node=node)
+        elif isinstance(node, cst.Return):
+            value = node.value if node.value is not None else cst.Name("None")
+            self.output = self.atom(value)
+            self.emit(cst.Return(self.output))
+        elif isinstance(node, cst.Expr):
+            if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+                return  # docstring
+            self.emit(node.with_changes(value=self.rename(node.value)))
+        elif isinstance(node, cst.Assert):
+            self.emit(node.with_changes(test=self.rename(node.test), msg=_maybe(self.rename, node.msg)))
+        elif isinstance(node, cst.Pass):
+            return
+        else:
+            raise self.parsed.error(node, f"{type(node).__name__} is not supported")
+
+    def assign(self, targets, value, origin_node=None) -> None:
+        first, *rest = targets
+        if isinstance(first, cst.Name):
+            name = self.define(first.value)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), self.flat(value, name)), name)
+            self.origins[name] = self.origin(origin_node or value)
+            source = cst.Name(name)
+        else:
+            source = self.unpack(first, value)
+        for target in rest:  # a = b = value
+            self.assign([target], source)
+
+    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
+        names = [element.value for element in target.elements]
+        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
+            atoms = [self.atom(element.value) for element in value.elements]
+            for name, atom in zip(names, atoms, strict=True):
+                self.assign([name], atom)
+            return value
+        if not isinstance(value, cst.Call) or not all(isinstance(n, cst.Name) for n in names):
+            raise self.parsed.error(
+                target, "tuple unpacking needs a tuple literal or a call on the right"
+            )
+        call = self.flat(value, None)
+        new_names = [self.define(n.value) for n in names]
+        elements = tuple(cst.Element(cst.Name(n)) for n in new_names)
+        statement = cst.Assign((cst.AssignTarget(cst.Tuple(elements, **_NO_PARENS)),), call)
+        self.emit(statement, new_names[0])
+        for n in new_names:
+            self.origins[n] = self.origin(value)
+            self.line_of[n] = self.source_line
+        return cst.Tuple(elements)
+
+    def define(self, name: str) -> str:
+        """The SSA name for a new assignment to `name`: the name itself the first time."""
+        new = self.namer.version(name) if name in self.current else name
+        self.current[name] = new
+        return new
+
+    def origin(self, node: cst.CSTNode) -> Origin:
+        line, col = self.parsed.position(node)
+        return Origin(self.parsed.filename, line, col, self.parsed.source_line(node))
+
+    # -- expressions -----------------------------------------------------------------------
+    def atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """`expr` as an atom, assigning it to a fresh temporary when it is compound."""
+        if is_literal(expr):
+            return expr.with_changes(**_NO_PARENS) if hasattr(expr, "lpar") else expr
+        if isinstance(expr, cst.Name):
+            return self.name(expr)
+        spelled = self.resolution.spell(expr) if isinstance(expr, cst.Attribute) else None
+        if spelled is not None:
+            return name_expr(spelled)
+        temp = self.namer.temp()
+        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), self.flat(expr, temp)), temp)
+        self.origins[temp] = self.origin(expr)
+        return cst.Name(temp)
+
+    def name(self, expr: cst.Name) -> cst.BaseExpression:
+        if expr.value in self.current:
+            return cst.Name(self.current[expr.value])
+        if expr.value in ("True", "False", "None"):
+            return cst.Name(expr.value)
+        if self.resolution.is_local(expr.value):
+            raise self.parsed.error(expr, f"local variable {expr.value!r} is used before it is assigned")
+        return name_expr(self.resolution.spelling[expr.value])
+
+    def flat(self, expr: cst.BaseExpression, target: str | None) -> cst.BaseExpression:
+        """`expr` with atoms for children: the right-hand side of one normal-form statement."""
+        if is_literal(expr) or isinstance(expr, cst.Name):
+            return self.atom(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return cst.BinaryOperation(self.atom(expr.left), expr.operator, self.atom(expr.right))
+        if isinstance(expr, cst.UnaryOperation):
+            return cst.UnaryOperation(expr.operator, self.atom(expr.expression))
+        if isinstance(expr, cst.Comparison):
+            left = self.atom(expr.left)
+            targets = [c.with_changes(comparator=self.atom(c.comparator)) for c in expr.comparisons]
+            return cst.Comparison(left, tuple(targets))
+        if isinstance(expr, cst.Attribute):
+            spelled = self.resolution.spell(expr)
+            if spelled is not None:
+                return name_expr(spelled)
+            return cst.Attribute(value=self.atom(expr.value), attr=expr.attr)
+        if isinstance(expr, cst.Call):
+            return self.call(expr)
+        if isinstance(expr, cst.Subscript):
+            value = self.atom(expr.value)
+            elements = tuple(self.subscript_element(e) for e in expr.slice)
+            return cst.Subscript(value=value, slice=elements)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return self.sequence(expr)
+        raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
+
+    def call(self, expr: cst.Call) -> cst.Call:
+        func = expr.func
+        spelled = self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if spelled is not None:
+            callee = name_expr(spelled)
+        elif isinstance(func, cst.Attribute):
+            callee = cst.Attribute(value=self.atom(func.value), attr=func.attr)
+        else:
+            raise self.parsed.error(func, "only calls of functions and of array methods are supported")
+        args = tuple(
+            cst.Arg(value=self.argument(a.value), keyword=a.keyword,
+                    equal=a.equal if a.keyword is not None else cst.MaybeSentinel.DEFAULT)
+            for a in expr.args
+        )
+        return cst.Call(func=callee, args=args)
+
+    def argument(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return self.sequence(expr)
+        return self.atom(expr)
+
+    def sequence(self, expr: cst.Tuple | cst.List) -> cst.BaseExpression:
+        elements = tuple(cst.Element(self.argument(e.value)) for e in expr.elements)
+        if isinstance(expr, cst.List):
+            return cst.List(elements)
+        return cst.Tuple(elements)
+
+    def subscript_element(self, element: cst.SubscriptElement) -> cst.SubscriptElement:
+        inner = element.slice
+        if isinstance(inner, cst.Index):
+            return cst.SubscriptElement(cst.Index(self.argument(inner.value)))
+        return cst.SubscriptElement(
+            cst.Slice(
+                lower=_maybe(self.atom, inner.lower),
+                upper=_maybe(self.atom, inner.upper),
+                step=_maybe(self.atom, inner.step),
+            )
+        )
+
+    def rename(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """`expr` with locals renamed to their current version and free names respelled."""
+        return expr.visit(_Rename(self))
+
+
+class _Rename(cst.CSTTransformer):
+    def __init__(self, normalizer: _Normalizer):
+        self.normalizer = normalizer
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return self.normalizer.resolution.spell(node) is None
+
+    def leave_Attribute(self, original, updated):
+        spelled = self.normalizer.resolution.spell(original)
+        return name_expr(spelled) if spelled is not None else updated
+
+    def visit_Arg_keyword(self, node: cst.Arg) -> None:  # keyword names are not references
+        pass
+
+    def leave_Name(self, original, updated):
+        if original.value in ("True", "False", "None"):
+            return updated
+        if original.value in self.normalizer.current or original.value in self.normalizer.resolution.free:
+            return self.normalizer.name(original)
+        return updated
+
+
+_AUGMENTED = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+    cst.ModuloAssign: cst.Modulo,
+    cst.FloorDivideAssign: cst.FloorDivide,
+}
+
+
+def _maybe(fn, value):
+    return None if value is None else fn(value)
+
+
+def _first_line(statement: cst.CSTNode) -> str:
+    text = cst.Module(body=()).code_for_node(statement).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0] + (" ..." if len(lines) > 1 else "")
+
+
+def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> NormalForm:
+    """Flatten `parsed`'s body into A-normal form (see the module docstring)."""
+    normalizer = _Normalizer(parsed, resolution, namer)
+    normalizer.run()
+    output = normalizer.output if normalizer.output is not None else cst.Name("None")
+    funcdef = parsed.funcdef.with_changes(
+        body=cst.IndentedBlock(body=tuple(normalizer.lines) or (cst.SimpleStatementLine((cst.Pass(),)),)),
+        leading_lines=(),
+    )
+    return NormalForm(
+        funcdef=funcdef,
+        params=resolution.params,
+        output=output,
+        origins=types.MappingProxyType(normalizer.origins),
+        line_of=types.MappingProxyType(normalizer.line_of),
+    )

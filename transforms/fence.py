@@ -1,0 +1,123 @@
+"""Pass 2, fence: reject every construct the compiler does not handle, up front, in one place.
+
+Output: the `ParsedFunction` unchanged, or a `TransformError` naming the construct at the
+user's line and column. Later passes may assume the body holds only: assignments to names and
+tuples of names, augmented assignments, annotated assignments, ``return``, ``pass``,
+``assert``, expression statements (calls such as ``print``) and docstrings, built from
+expressions without lambdas, comprehensions, ``await``, ``yield`` or walrus assignments.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .parse import ParsedFunction
+
+# Constructs a differentiable function may never contain.
+_NEVER: dict[type[cst.CSTNode], str] = {
+    cst.Try: "try/except",
+    cst.TryStar: "try/except*",
+    cst.With: "with",
+    cst.Yield: "yield",
+    cst.Await: "await",
+    cst.Lambda: "lambda",
+    cst.ClassDef: "class definition",
+    cst.Global: "global statement",
+    cst.Nonlocal: "nonlocal statement",
+    cst.Del: "del",
+    cst.NamedExpr: "assignment expression (:=)",
+    cst.Import: "import inside the function",
+    cst.ImportFrom: "import inside the function",
+    cst.Match: "match statement",
+}
+
+# Constructs this version does not differentiate yet: control flow and containers.
+_NOT_YET: dict[type[cst.CSTNode], str] = {
+    cst.If: "if statement",
+    cst.For: "for loop",
+    cst.While: "while loop",
+    cst.Break: "break",
+    cst.Continue: "continue",
+    cst.Raise: "raise",
+    cst.FunctionDef: "nested function definition",
+    cst.ListComp: "list comprehension",
+    cst.SetComp: "set comprehension",
+    cst.DictComp: "dict comprehension",
+    cst.GeneratorExp: "generator expression",
+    cst.IfExp: "conditional expression",
+    cst.BooleanOperation: "boolean operator (and/or)",
+}
+
+
+class _Fence(cst.CSTVisitor):
+    def __init__(self, parsed: ParsedFunction):
+        self.parsed = parsed
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node)
+        if kind in _NEVER:
+            raise self.parsed.error(node, f"{_NEVER[kind]} is not supported by s2sgrad")
+        if kind in _NOT_YET:
+            raise self.parsed.error(
+                node, f"{_NOT_YET[kind]} is not supported yet (straight-line code only)"
+            )
+        check = getattr(self, f"check_{kind.__name__}", None)
+        if check is not None:
+            check(node)
+        return True
+
+    def check_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._check_target(target.target)
+
+    def check_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check_target(node.target, allow_tuple=False)
+
+    def check_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is None:
+            raise self.parsed.error(node, "an annotation without a value is not supported")
+        self._check_target(node.target, allow_tuple=False)
+
+    def _check_target(self, target: cst.BaseExpression, allow_tuple: bool = True) -> None:
+        if isinstance(target, cst.Name):
+            return
+        if allow_tuple and isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                if isinstance(element, cst.StarredElement):
+                    raise self.parsed.error(element, "starred assignment is not supported")
+                self._check_target(element.value)
+            return
+        if isinstance(target, cst.Subscript):
+            raise self.parsed.error(
+                target, "item assignment is not supported yet (straight-line code only)"
+            )
+        if isinstance(target, cst.Attribute):
+            raise self.parsed.error(target, "attribute assignment is not supported by s2sgrad")
+        raise self.parsed.error(target, f"assignment to {type(target).__name__} is not supported")
+
+    def check_Call(self, node: cst.Call) -> None:
+        for arg in node.args:
+            if arg.star:
+                raise self.parsed.error(arg, f"argument unpacking ({arg.star}) is not supported")
+
+    def check_StarredElement(self, node: cst.StarredElement) -> None:
+        raise self.parsed.error(node, "starred expression is not supported")
+
+
+def fence(parsed: ParsedFunction) -> ParsedFunction:
+    """Raise `TransformError` at the first unsupported construct of `parsed`."""
+    funcdef = parsed.funcdef
+    if isinstance(funcdef.asynchronous, cst.Asynchronous):
+        raise parsed.error(funcdef, "async function is not supported by s2sgrad")
+    params = funcdef.params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None:
+        if isinstance(params.star_arg, cst.Param):
+            raise parsed.error(params.star_arg, "*args parameters are not supported yet")
+    if params.star_kwarg is not None:
+        raise parsed.error(params.star_kwarg, "**kwargs parameters are not supported yet")
+    visitor = _Fence(parsed)
+    funcdef.body.visit(visitor)
+    for param in (*params.params, *params.posonly_params, *params.kwonly_params):
+        if param.default is not None:
+            param.default.visit(visitor)
+    return parsed

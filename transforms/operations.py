@@ -1,0 +1,249 @@
+"""What each normal-form statement computes: its primitive, arguments and rule.
+
+A pure function of a statement, shared by the analyses and the reverse pass: operator syntax
+maps to the `operator` module (``a * b`` is `operator.mul`), array methods and attributes map
+to the NumPy functions they mirror (``x.sum(axis=0)`` is ``np.sum(x, axis=0)``, ``x.T`` is
+``np.transpose(x)``), subscripts to `operator.getitem`, calls to the object their canonical
+spelling names.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+import operator
+from collections.abc import Callable, Mapping
+
+import libcst as cst
+import numpy as np
+
+from s2sgrad.runtime import Registry, Rule, qualified_name
+
+# Results of these carry no derivative and need no registry entry.
+NO_DERIVATIVE = object()
+COPY = object()  # ``a = b``: the adjoint passes through
+
+_BINARY = {
+    cst.Add: operator.add,
+    cst.Subtract: operator.sub,
+    cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv,
+    cst.FloorDivide: operator.floordiv,
+    cst.Modulo: operator.mod,
+    cst.Power: operator.pow,
+    cst.MatrixMultiply: operator.matmul,
+    cst.BitAnd: operator.and_,
+    cst.BitOr: operator.or_,
+    cst.BitXor: operator.xor,
+    cst.LeftShift: operator.lshift,
+    cst.RightShift: operator.rshift,
+}
+_UNARY = {
+    cst.Minus: operator.neg,
+    cst.Plus: operator.pos,
+    cst.BitInvert: operator.invert,
+    cst.Not: operator.not_,
+}
+
+# array method -> (NumPy function, name of the parameter that collects extra positionals)
+_METHODS: dict[str, tuple[Callable, str | None]] = {
+    "sum": (np.sum, None),
+    "mean": (np.mean, None),
+    "prod": (np.prod, None),
+    "max": (np.max, None),
+    "min": (np.min, None),
+    "var": (np.var, None),
+    "std": (np.std, None),
+    "cumsum": (np.cumsum, None),
+    "dot": (np.dot, None),
+    "reshape": (np.reshape, "shape"),
+    "transpose": (np.transpose, "axes"),
+    "squeeze": (np.squeeze, None),
+    "ravel": (np.ravel, None),
+    "flatten": (np.ravel, None),
+    "copy": (np.copy, None),
+    "clip": (np.clip, None),
+    "swapaxes": (np.swapaxes, None),
+    "round": (np.round, None),
+    "argmax": (np.argmax, None),
+    "argmin": (np.argmin, None),
+    "argsort": (np.argsort, None),
+    "nonzero": (np.nonzero, None),
+    "any": (np.any, None),
+    "all": (np.all, None),
+}
+_ATTRIBUTES: dict[str, Callable | object] = {
+    "T": np.transpose,
+    "shape": NO_DERIVATIVE,
+    "ndim": NO_DERIVATIVE,
+    "size": NO_DERIVATIVE,
+    "dtype": NO_DERIVATIVE,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Operation:
+    """One normal-form statement, seen as a primitive applied to arguments.
+
+    Attributes:
+        targets: assigned names (one, or several for ``a, b = f(...)``).
+        primitive: the callable, `COPY`, `NO_DERIVATIVE`, or None for an unknown callee.
+        name: how messages name the primitive (``numpy.sin``, ``array method .foo``).
+        args: positional argument expressions (the receiver first for methods).
+        kwargs: keyword argument expressions.
+        index: for subscripts, the subscript elements.
+        rule: the registry entry, or None.
+    """
+
+    targets: tuple[str, ...]
+    primitive: object
+    name: str
+    args: tuple[cst.BaseExpression, ...] = ()
+    kwargs: Mapping[str, cst.BaseExpression] = dataclasses.field(default_factory=dict)
+    index: tuple[cst.SubscriptElement, ...] | None = None
+    rule: Rule | None = None
+
+    @property
+    def differentiable(self) -> bool:
+        if self.primitive is COPY:
+            return True
+        if self.primitive is NO_DERIVATIVE:
+            return False
+        return self.rule is None or self.rule.differentiable
+
+    def input_names(self) -> list[str]:
+        """Local names whose values flow into the result (not indices or static options)."""
+        names: list[str] = []
+        for expr in (*self.args, *self.kwargs.values()):
+            names.extend(names_in(expr))
+        return names
+
+
+def names_in(expr: cst.BaseExpression) -> list[str]:
+    """The plain names an argument expression reads (elements of tuple/list literals too)."""
+    if isinstance(expr, cst.Name):
+        return [] if expr.value in ("True", "False", "None") else [expr.value]
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return [n for element in expr.elements for n in names_in(element.value)]
+    return []
+
+
+def evaluate_spelling(expr: cst.BaseExpression, namespace: Mapping[str, object]) -> tuple[bool, object]:
+    """Evaluate a canonical reference (``np.linalg.inv``, a constant's name) to its object."""
+    if isinstance(expr, cst.Name):
+        if expr.value in namespace:
+            return True, namespace[expr.value]
+        if expr.value == "np":
+            return True, np
+        if expr.value == "math":
+            return True, math
+        if hasattr(builtins, expr.value):
+            return True, getattr(builtins, expr.value)
+        return False, None
+    if isinstance(expr, cst.Attribute):
+        found, base = evaluate_spelling(expr.value, namespace)
+        if found:
+            try:
+                return True, getattr(base, expr.attr.value)
+            except AttributeError:
+                return False, None
+    return False, None
+
+
+class Classifier:
+    """Turns normal-form statements into `Operation`s, for one function."""
+
+    def __init__(self, registry: Registry, namespace: Mapping[str, object], local_names):
+        self.registry = registry
+        self.namespace = namespace
+        self.locals = local_names
+
+    def classify(self, statement: cst.Assign) -> Operation:
+        target = statement.targets[0].target
+        if isinstance(target, cst.Tuple):
+            targets = tuple(e.value.value for e in target.elements)
+        else:
+            targets = (target.value,)
+        return self._value(targets, statement.value)
+
+    def _value(self, targets, value: cst.BaseExpression) -> Operation:
+        if isinstance(value, cst.BinaryOperation):
+            return self._primitive(targets, _BINARY[type(value.operator)], (value.left, value.right))
+        if isinstance(value, cst.UnaryOperation):
+            if isinstance(value.expression, (cst.Integer, cst.Float, cst.Imaginary)):
+                return Operation(targets, NO_DERIVATIVE, "constant")
+            return self._primitive(targets, _UNARY[type(value.operator)], (value.expression,))
+        if isinstance(value, cst.Comparison):
+            return Operation(targets, NO_DERIVATIVE, "comparison")
+        if isinstance(value, cst.Subscript):
+            return self._primitive(targets, operator.getitem, (value.value,), index=tuple(value.slice))
+        if isinstance(value, cst.Attribute):
+            if self._is_local(value.value):
+                primitive = _ATTRIBUTES.get(value.attr.value)
+                if primitive is None:
+                    return Operation(targets, None, f"array attribute .{value.attr.value}", (value.value,))
+                if primitive is NO_DERIVATIVE:
+                    return Operation(targets, NO_DERIVATIVE, f".{value.attr.value}", (value.value,))
+                return self._primitive(targets, primitive, (value.value,))
+            return Operation(targets, NO_DERIVATIVE, "constant")
+        if isinstance(value, cst.Call):
+            return self._call(targets, value)
+        if isinstance(value, cst.Name):
+            if value.value in self.locals:
+                return Operation(targets, COPY, "copy", (value,))
+            return Operation(targets, NO_DERIVATIVE, "constant")
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return Operation(targets, None, "tuple or list literal", tuple(e.value for e in value.elements))
+        return Operation(targets, NO_DERIVATIVE, "constant")
+
+    def _is_local(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and expr.value in self.locals
+
+    def _call(self, targets, call: cst.Call) -> Operation:
+        positional = tuple(a.value for a in call.args if a.keyword is None)
+        kwargs = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        func = call.func
+        if isinstance(func, cst.Attribute) and self._is_local(func.value):
+            method = func.attr.value
+            if method == "astype":
+                return self._astype(targets, func.value, positional, kwargs)
+            entry = _METHODS.get(method)
+            if entry is None:
+                return Operation(targets, None, f"array method .{method}", (func.value, *positional), kwargs)
+            primitive, collect = entry
+            if collect is not None and len(positional) > 1:
+                packed = cst.Tuple(tuple(cst.Element(p) for p in positional))
+                return self._primitive(targets, primitive, (func.value,), {**kwargs, collect: packed})
+            return self._primitive(targets, primitive, (func.value, *positional), kwargs)
+        found, callee = evaluate_spelling(func, self.namespace)
+        if not found:
+            return Operation(targets, None, cst.Module(()).code_for_node(func), positional, kwargs)
+        return self._primitive(targets, callee, positional, kwargs)
+
+    def _astype(self, targets, receiver, positional, kwargs) -> Operation:
+        dtype_expr = positional[0] if positional else kwargs.get("dtype")
+        found, dtype = (False, None)
+        if isinstance(dtype_expr, cst.SimpleString):
+            found, dtype = True, dtype_expr.evaluated_value
+        elif dtype_expr is not None:
+            found, dtype = evaluate_spelling(dtype_expr, self.namespace)
+        try:
+            kind = np.dtype(dtype).kind if found else "f"
+        except TypeError:
+            kind = "f"
+        if kind in "fc":
+            return self._primitive(targets, np.copy, (receiver,))
+        return Operation(targets, NO_DERIVATIVE, ".astype", (receiver,))
+
+    def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
+        rule = self.registry.lookup(primitive)
+        return Operation(
+            targets=targets,
+            primitive=primitive,
+            name=qualified_name(primitive),
+            args=tuple(args),
+            kwargs=kwargs or {},
+            index=index,
+            rule=rule,
+        )

@@ -1,0 +1,229 @@
+"""Pass 3, resolve: what every name in the function refers to.
+
+An analysis: it returns an immutable `Resolution` and leaves the tree alone. Locals are the
+parameters and every assigned name. Every other name is looked up the way Python would at call
+time (closure cells, then the function's globals, then builtins) and its value captured now:
+globals and free variables are constants of the derivative. Later passes ask the resolution
+for the canonical spelling of a free reference (``onp.sin`` and ``from numpy import sin`` both
+become ``np.sin``, so generated code needs nothing but ``import numpy as np``) and for the
+namespace generated code runs in.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+import types
+from collections.abc import Mapping
+
+import libcst as cst
+import numpy as np
+
+from .parse import ParsedFunction
+
+# Names generated code binds itself; a user constant with one of these names is renamed.
+RESERVED = frozenset({"np", "math"})
+
+_NUMPY_NAMESPACES: tuple[tuple[str, types.ModuleType], ...] = (
+    ("np", np),
+    ("np.linalg", np.linalg),
+    ("np.fft", np.fft),
+    ("np.random", np.random),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Resolution:
+    """The result of name resolution.
+
+    Attributes:
+        params: the function's parameter names in order.
+        locals: every local name (parameters and assigned names).
+        free: each free name mapped to the value it had when the function was transformed.
+        spelling: each free name mapped to the expression generated code uses for it
+            (``np.sin``, ``math.pi``, ``len`` or the name of a constant in `namespace`).
+    """
+
+    params: tuple[str, ...]
+    locals: frozenset[str]
+    free: Mapping[str, object]
+    spelling: Mapping[str, str]
+
+    def is_local(self, name: str) -> bool:
+        return name in self.locals
+
+    def value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
+        """Evaluate a free name or an attribute chain rooted at one: (found, value)."""
+        if isinstance(expr, cst.Name):
+            if expr.value in self.locals or expr.value not in self.free:
+                return False, None
+            return True, self.free[expr.value]
+        if isinstance(expr, cst.Attribute):
+            found, base = self.value_of(expr.value)
+            if not found:
+                return False, None
+            try:
+                return True, getattr(base, expr.attr.value)
+            except AttributeError:
+                return False, None
+        return False, None
+
+    def spell(self, expr: cst.BaseExpression) -> str | None:
+        """The canonical spelling of a free reference, or None for locals and unknowns."""
+        found, value = self.value_of(expr)
+        if not found:
+            return None
+        canonical = canonical_spelling(value)
+        if canonical is not None:
+            return canonical
+        if isinstance(expr, cst.Name):
+            return self.spelling[expr.value]
+        return f"{self.spell(expr.value)}.{expr.attr.value}"
+
+    def namespace(self) -> dict[str, object]:
+        """The globals generated code runs with: the user's constants under their spelling."""
+        names: dict[str, object] = {}
+        for name, value in self.free.items():
+            spelled = self.spelling[name]
+            if "." not in spelled and canonical_spelling(value) is None:
+                names[spelled] = value
+        return names
+
+
+def canonical_spelling(value: object) -> str | None:
+    """``np.<name>`` for NumPy objects, ``math.<name>`` for math, the name for builtins."""
+    if value is np:
+        return "np"
+    if value is math:
+        return "math"
+    for prefix, module in _NUMPY_NAMESPACES:
+        if value is module:
+            return prefix
+    name = getattr(value, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    try:
+        for prefix, module in _NUMPY_NAMESPACES:
+            if getattr(module, name, None) is value:
+                return f"{prefix}.{name}"
+        if getattr(math, name, None) is value:
+            return f"math.{name}"
+        if getattr(builtins, name, None) is value:
+            return name
+    except TypeError:  # objects whose comparison is unusual
+        return None
+    return None
+
+
+class _NameCollector(cst.CSTVisitor):
+    """Collects assigned names and loaded names, skipping attribute and keyword names."""
+
+    def __init__(self) -> None:
+        self.assigned: set[str] = set()
+        self.loaded: dict[str, cst.Name] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+        self._collect_target(node.target)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._collect_target(node.target)
+        self._load(node.target)
+        node.value.visit(self)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._collect_target(node.target)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self._load(node)
+        return False
+
+    def _load(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            self.loaded.setdefault(node.value, node)
+
+    def _collect_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            self.assigned.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._collect_target(element.value)
+        else:  # item and attribute targets load their base
+            target.visit(self)
+
+
+def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
+    """Bind every name of `parsed` (the source of `fn`).
+
+    Raises:
+        TransformError: a name that is neither local, free in `fn`, global nor builtin.
+    """
+    funcdef = parsed.funcdef
+    params = tuple(
+        p.name.value
+        for p in (*funcdef.params.posonly_params, *funcdef.params.params, *funcdef.params.kwonly_params)
+    )
+    collector = _NameCollector()
+    funcdef.body.visit(collector)
+    for param in (*funcdef.params.params, *funcdef.params.kwonly_params):
+        if param.default is not None:
+            param.default.visit(collector)
+    locals_ = frozenset(params) | frozenset(collector.assigned)
+
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:  # an empty cell: the name is assigned after the def
+                pass
+    free: dict[str, object] = {}
+    for name, node in collector.loaded.items():
+        if name in locals_:
+            continue
+        if name in closure:
+            free[name] = closure[name]
+        elif name in fn.__globals__:
+            free[name] = fn.__globals__[name]
+        elif hasattr(builtins, name):
+            free[name] = getattr(builtins, name)
+        else:
+            raise parsed.error(node, f"name {name!r} is not defined")
+    spelling = _spell_free_names(free, locals_)
+    return Resolution(
+        params=params,
+        locals=locals_,
+        free=types.MappingProxyType(free),
+        spelling=types.MappingProxyType(spelling),
+    )
+
+
+def _spell_free_names(free: Mapping[str, object], locals_: frozenset[str]) -> dict[str, str]:
+    taken = set(locals_) | set(free)
+    spelling: dict[str, str] = {}
+    for name, value in free.items():
+        canonical = canonical_spelling(value)
+        if canonical is not None:
+            spelling[name] = canonical
+        elif name in RESERVED:
+            renamed = f"_{name}_const"
+            while renamed in taken:
+                renamed += "_"
+            taken.add(renamed)
+            spelling[name] = renamed
+        else:
+            spelling[name] = name
+    return spelling

@@ -1,0 +1,352 @@
+"""Pass 7, reverse: a normal form to a function computing its gradient.
+
+Output: a ``def`` whose body is the primal sweep (the normal form's statements, unchanged and
+with their line comments), the seed ``d<out> = 1.0``, then the adjoint sweep: for every active
+statement, last to first, the statements of its rule template with ``g`` bound to the result's
+adjoint, each group headed ``# adjoint of line N: <source>``, and finally
+``return dx`` (or a tuple of gradients, or ``(value, gradients)``).
+
+Adjoints follow the lazy-broadcast convention of ``runtime/registry.py``. The pass tracks, per
+adjoint, whether it is *full* (known to have exactly its primal's shape) and *owned* (a fresh
+array only this code refers to, so it may be updated in place), and emits ``unbroadcast`` /
+``match_shape`` only where that is not known. Index reads scatter into an owned buffer:
+``dx = np.zeros_like(x)`` then ``dx[1:] += g``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import libcst as cst
+
+from .activity import Activity
+from .anf import NormalForm, name_expr
+from .errors import TransformError
+from .naming import Namer
+from .operations import COPY, Operation, names_in
+from .shapes import ShapeTokens
+from .templates import Template, instantiate, load_template
+
+
+@dataclasses.dataclass(frozen=True)
+class ReverseSpec:
+    """What to differentiate and what to return."""
+
+    entry: str
+    wrt: tuple[str, ...]
+    wrt_is_tuple: bool
+    with_value: bool
+
+
+def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=name_expr(func), args=tuple(cst.Arg(a) for a in args))
+
+
+def _assign(target: str, value: cst.BaseExpression) -> cst.Assign:
+    return cst.Assign((cst.AssignTarget(cst.Name(target)),), value)
+
+
+class _Adjoints:
+    """The adjoint sweep being built: adjoint names and what is known about each."""
+
+    def __init__(self, namer: Namer, shapes: ShapeTokens, active: frozenset[str]):
+        self.namer = namer
+        self.active = active
+        self.shapes = shapes
+        self.names: dict[str, str] = {}
+        self.full: set[str] = set()
+        self.owned: set[str] = set()
+        self.statements: list[cst.BaseSmallStatement] = []
+        self.comments: dict[int, str] = {}  # statement index -> comment
+
+    def emit(self, statement: cst.BaseSmallStatement) -> None:
+        self.statements.append(statement)
+
+    def comment(self, text: str) -> None:
+        self.comments[len(self.statements)] = text
+
+    def has(self, primal: str) -> bool:
+        return primal in self.names
+
+    def contribute(self, primal: str, value: cst.BaseExpression, full: bool, fresh: bool = False) -> None:
+        """Add `value` to the adjoint of `primal` (assigning it if this is the first part)."""
+        if primal not in self.names:
+            name = self.names[primal] = self.namer.adjoint(primal)
+            self.emit(_assign(name, value))
+            if full:
+                self.full.add(name)
+                if fresh:
+                    self.owned.add(name)
+            return
+        name = self.names[primal]
+        if name in self.owned:
+            self.emit(cst.AugAssign(cst.Name(name), cst.AddAssign(), value))
+            return
+        self.emit(_assign(name, cst.BinaryOperation(cst.Name(name), cst.Add(), value)))
+        if full:
+            self.full.add(name)
+        if name in self.full:
+            self.owned.add(name)  # the sum is a new array of the full shape
+
+    def make_full(self, primal: str) -> str:
+        """Ensure the adjoint of `primal` has exactly its shape; return its name."""
+        name = self.names[primal]
+        if name not in self.full and not self.shapes.is_scalar(cst.Name(primal)):
+            self.emit(_assign(name, _call("match_shape", cst.Name(name), cst.Name(primal))))
+        self.full.add(name)
+        return name
+
+
+def reverse(
+    nf: NormalForm, activity: Activity, shapes: ShapeTokens, spec: ReverseSpec, namer: Namer
+) -> cst.FunctionDef:
+    """Build the gradient function of `nf` (see the module docstring)."""
+    adjoints = _Adjoints(namer, shapes, activity.active)
+    output = nf.output
+    if isinstance(output, cst.Name) and output.value in activity.active:
+        adjoints.contribute(output.value, cst.Float("1.0"), full=shapes.is_scalar(output))
+    comments = _line_comments(nf)
+    last_line = None
+    for _, op in reversed(activity.operations):
+        if not any(adjoints.has(t) for t in op.targets if t in activity.active):
+            continue
+        line = nf.line_of.get(op.targets[0])
+        if line != last_line and line in comments:
+            adjoints.comment(f"# adjoint of line {line}: {comments[line]}")
+            last_line = line
+        _differentiate(op, adjoints, shapes, nf, namer)
+    returned = _gradients(spec, adjoints, output)
+    primal = [s for s in nf.funcdef.body.body if not isinstance(s.body[0], cst.Return)]
+    body = [*primal, *_lines(adjoints), cst.SimpleStatementLine((cst.Return(returned),))]
+    return nf.funcdef.with_changes(
+        name=cst.Name(spec.entry),
+        params=_without_defaults(nf.funcdef.params),
+        body=cst.IndentedBlock(body=tuple(body)),
+        returns=None,
+    )
+
+
+def _differentiate(op: Operation, adjoints: _Adjoints, shapes, nf: NormalForm, namer: Namer) -> None:
+    if op.primitive is COPY:
+        g = cst.Name(adjoints.names[op.targets[0]])
+        adjoints.contribute(op.args[0].value, g, full=g.value in adjoints.full)
+        return
+    if op.index is not None:
+        _differentiate_index(op, adjoints)
+        return
+    rule = op.rule
+    target, ans = _result(op, nf)
+    if not adjoints.has(target):
+        return  # only components without a gradient were used
+    g = cst.Name(adjoints.names[target])
+    if not rule.elementwise:
+        g = cst.Name(adjoints.make_full(target))
+    template = load_template(rule.vjp)
+    bound = _bind(template, op, nf)
+    leading = dict(zip(template.leading, (g, ans), strict=True))
+    if template.per_argnum:
+        for position, arg in enumerate(op.args):
+            if _active_names(arg, adjoints, op):
+                argnum = {"argnum": cst.Integer(str(position))}
+                instance = instantiate(template, {**bound, **leading, **argnum}, namer)
+                _emit_instance(instance, adjoints)
+                _contribute(arg, instance.contributions[0], op, adjoints, shapes, g)
+        return
+    instance = instantiate(template, {**bound, **leading}, namer)
+    _emit_instance(instance, adjoints)
+    for param, contribution in zip(template.params, instance.contributions, strict=False):
+        if contribution is not None and param in bound and _active_names(bound[param], adjoints, op):
+            _contribute(bound[param], contribution, op, adjoints, shapes, g)
+
+
+def _result(op: Operation, nf: NormalForm) -> tuple[str, cst.BaseExpression]:
+    """The name whose adjoint the rule receives as ``g``, and what it receives as ``ans``."""
+    index = op.rule.output
+    if index is None:
+        if len(op.targets) > 1:
+            raise _error(nf, op, f"cannot differentiate through the unpacked result of {op.name}")
+        return op.targets[0], cst.Name(op.targets[0])
+    if len(op.targets) == 1:
+        raise _error(
+            nf, op, f"unpack the result of {op.name} into names (a, b = ...) to differentiate it"
+        )
+    elements = tuple(cst.Element(cst.Name(t)) for t in op.targets)
+    return op.targets[index], cst.Tuple(elements)
+
+
+def _emit_instance(instance, adjoints: _Adjoints) -> None:
+    for statement in instance.statements:
+        adjoints.emit(statement)
+
+
+def _active_names(expr: cst.BaseExpression, adjoints: _Adjoints, op: Operation) -> bool:
+    return any(name in adjoints.active for name in names_in(expr))
+
+
+def _contribute(arg, contribution, op: Operation, adjoints: _Adjoints, shapes: ShapeTokens, g) -> None:
+    if isinstance(arg, (cst.List, cst.Tuple)):
+        # a sequence argument (np.concatenate([a, b])): its contribution is a sequence too
+        parts = adjoints.namer.temp()
+        adjoints.emit(_assign(parts, contribution))
+        for k, element in enumerate(arg.elements):
+            item = cst.Subscript(cst.Name(parts), (cst.SubscriptElement(cst.Index(cst.Integer(str(k)))),))
+            _contribute(element.value, item, op, adjoints, shapes, g)
+        return
+    if not isinstance(arg, cst.Name) or arg.value not in adjoints.active:
+        return
+    target = cst.Name(op.targets[0])  # elementwise rules have a single result
+    if op.rule.elementwise:
+        full = g.value in adjoints.full
+        if not shapes.same(arg, target):
+            contribution = _call("unbroadcast", contribution, arg, target)
+    else:
+        full = True
+    adjoints.contribute(arg.value, contribution, full=full)
+
+
+def _differentiate_index(op: Operation, adjoints: _Adjoints) -> None:
+    source = op.args[0]
+    if not isinstance(source, cst.Name) or source.value not in adjoints.active:
+        return
+    g = cst.Name(adjoints.names[op.targets[0]])
+    primal = source.value
+    if not adjoints.has(primal):
+        name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
+        adjoints.emit(_assign(name, _call("np.zeros_like", source)))
+        adjoints.full.add(name)
+        adjoints.owned.add(name)
+    name = adjoints.names[primal]
+    if name not in adjoints.owned:
+        adjoints.emit(_assign(name, _call("fresh_adjoint", cst.Name(name), source)))
+        adjoints.full.add(name)
+        adjoints.owned.add(name)
+    if _is_basic_index(op.index):
+        sliced = cst.Subscript(cst.Name(name), op.index)
+        adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
+    else:
+        adjoints.emit(cst.Expr(_call("accumulate_at", cst.Name(name), index_value(op.index), g)))
+
+
+def _is_basic_index(elements) -> bool:
+    for element in elements:
+        inner = element.slice
+        if isinstance(inner, cst.Slice):
+            continue
+        value = inner.value
+        if isinstance(value, cst.Integer) or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
+        ):
+            continue
+        if isinstance(value, cst.Name) and value.value == "None":
+            continue
+        if isinstance(value, cst.Ellipsis):
+            continue
+        return False
+    return True
+
+
+def index_value(elements) -> cst.BaseExpression:
+    """Subscript elements (``1:, i``) as a value (``(slice(1, None), i)``)."""
+    values = []
+    for element in elements:
+        inner = element.slice
+        if isinstance(inner, cst.Index):
+            values.append(inner.value)
+        else:
+            bounds = [b if b is not None else cst.Name("None") for b in (inner.lower, inner.upper, inner.step)]
+            values.append(_call("slice", *bounds))
+    if len(values) == 1:
+        return values[0]
+    return cst.Tuple(tuple(cst.Element(v) for v in values))
+
+
+def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.BaseExpression]:
+    """Match the call's arguments to the template's parameters, as Python would."""
+    bound: dict[str, cst.BaseExpression] = {}
+    positional = list(op.args)
+    params = list(template.params)
+    for param, arg in zip(params, positional, strict=False):
+        bound[param] = arg
+    extra = positional[len(params):]
+    if extra:
+        if template.varargs is None:
+            raise _error(nf, op, f"{op.name} got more positional arguments than its gradient rule takes")
+        bound[template.varargs] = cst.Tuple(tuple(cst.Element(e) for e in extra))
+    elif template.varargs is not None:
+        bound[template.varargs] = cst.Tuple(())
+    for keyword, value in op.kwargs.items():
+        if keyword not in params:
+            raise _error(
+                nf, op, f"argument {keyword!r} of {op.name} is not supported when differentiating"
+            )
+        bound[keyword] = value
+    for param in params:
+        if param not in bound:
+            if param not in template.defaults:
+                raise _error(nf, op, f"{op.name} is missing argument {param!r}")
+            bound[param] = template.defaults[param]
+    return bound
+
+
+def _gradients(spec: ReverseSpec, adjoints: _Adjoints, output: cst.BaseExpression) -> cst.BaseExpression:
+    grads = []
+    for name in spec.wrt:
+        if adjoints.has(name):
+            adjoint = adjoints.names[name]
+            if adjoint in adjoints.full or adjoints.shapes.is_scalar(cst.Name(name)):
+                grads.append(cst.Name(adjoint))
+            else:
+                grads.append(_call("match_shape", cst.Name(adjoint), cst.Name(name)))
+        else:
+            grads.append(_call("zero_adjoint", cst.Name(name)))
+    result = cst.Tuple(tuple(cst.Element(g) for g in grads)) if spec.wrt_is_tuple else grads[0]
+    if spec.with_value:
+        return cst.Tuple((cst.Element(output), cst.Element(result)))
+    return result
+
+
+def _lines(adjoints: _Adjoints) -> list[cst.SimpleStatementLine]:
+    lines = []
+    for i, statement in enumerate(adjoints.statements):
+        leading = ()
+        if i in adjoints.comments:
+            leading = (cst.EmptyLine(comment=cst.Comment(adjoints.comments[i])),)
+        lines.append(cst.SimpleStatementLine((statement,), leading_lines=leading))
+    return lines
+
+
+_LINE_COMMENT = re.compile(r"# line (\d+): (.*)")
+
+
+def _line_comments(nf: NormalForm) -> dict[int, str]:
+    comments = {}
+    for line in nf.funcdef.body.body:
+        for empty in line.leading_lines:
+            match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
+            if match:
+                comments[int(match.group(1))] = match.group(2)
+    return comments
+
+
+def _without_defaults(params: cst.Parameters) -> cst.Parameters:
+    """The generated function is called with every argument: defaults live on the wrapper."""
+
+    def strip(ps):
+        return tuple(
+            p.with_changes(default=None, equal=cst.MaybeSentinel.DEFAULT, annotation=None)
+            for p in ps
+        )
+
+    return params.with_changes(
+        params=strip(params.params),
+        posonly_params=strip(params.posonly_params),
+        kwonly_params=strip(params.kwonly_params),
+    )
+
+
+def _error(nf: NormalForm, op: Operation, message: str) -> TransformError:
+    origin = nf.origins.get(op.targets[0])
+    if origin is None:
+        return TransformError(message, "<unknown>", 1, 0)
+    return TransformError(message, origin.filename, origin.line, origin.col, origin.text)

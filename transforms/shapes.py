@@ -1,0 +1,106 @@
+"""Pass 6, shapes: which values provably have the same shape.
+
+An analysis over a `NormalForm`, used only to leave out shape bookkeeping: the reverse pass
+reduces an adjoint to its argument's shape (``unbroadcast``) unless this analysis proves the
+argument already has the result's shape. Each value gets a *shape token*: `SCALAR` for Python
+numbers (shape ``()``), ``("shape", s)`` for constants whose shape is known, or a symbol
+standing for "some shape" (two values with the same symbol have the same shape). Elementwise
+primitives give their operands' common token, full reductions give `SCALAR`, anything else
+gets a fresh symbol. Parameters are `SCALAR` when the function is specialized for Python
+numbers, symbols otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Mapping
+
+import libcst as cst
+import numpy as np
+
+from .activity import Activity
+from .anf import NormalForm, is_literal
+from .operations import COPY, Operation, evaluate_spelling
+
+SCALAR = ("shape", ())
+
+
+class ShapeTokens:
+    """Shape tokens of every name in one normal form (see the module docstring)."""
+
+    def __init__(self, tokens: dict[str, object], namespace: Mapping[str, object]):
+        self._tokens = tokens  # filled in by infer_shapes as it walks the statements
+        self._namespace = namespace
+        self._fresh = itertools.count()
+
+    def of(self, expr: cst.BaseExpression) -> object:
+        if isinstance(expr, cst.Name) and expr.value in self._tokens:
+            return self._tokens[expr.value]
+        if is_literal(expr):
+            return SCALAR
+        found, value = evaluate_spelling(expr, self._namespace)
+        if found and isinstance(value, numbers.Number):
+            return SCALAR
+        if found and isinstance(value, np.ndarray):
+            return ("shape", value.shape)
+        return ("symbol", next(self._fresh), id(self))
+
+    def same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+        return self.of(a) == self.of(b)
+
+    def is_scalar(self, expr: cst.BaseExpression) -> bool:
+        return self.of(expr) == SCALAR
+
+
+def infer_shapes(
+    nf: NormalForm,
+    activity: Activity,
+    namespace: Mapping[str, object],
+    scalar_params: frozenset[str] = frozenset(),
+) -> ShapeTokens:
+    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers."""
+    symbols = itertools.count()
+    tokens: dict[str, object] = {}
+    for param in nf.params:
+        tokens[param] = SCALAR if param in scalar_params else ("symbol", next(symbols))
+    shapes = ShapeTokens(tokens, namespace)
+    for _, op in activity.operations:
+        token = _result_token(op, shapes)
+        for target in op.targets:
+            single = len(op.targets) == 1 and token is not None
+            tokens[target] = token if single else ("symbol", next(symbols))
+    return shapes
+
+
+def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
+    if op.primitive is COPY:
+        return shapes.of(op.args[0])
+    rule = op.rule
+    if rule is None:
+        return None
+    if rule.elementwise:
+        operands = {shapes.of(arg) for arg in op.args if not _is_none(arg)}
+        operands.discard(SCALAR)
+        if not operands:
+            return SCALAR
+        if len(operands) == 1:
+            return operands.pop()
+        return None
+    if rule.reduction and _reduces_everything(op):
+        return SCALAR
+    return None
+
+
+def _reduces_everything(op: Operation) -> bool:
+    if len(op.args) > 1:
+        return False
+    axis = op.kwargs.get("axis")
+    keepdims = op.kwargs.get("keepdims")
+    no_axis = axis is None or (isinstance(axis, cst.Name) and axis.value == "None")
+    no_keep = keepdims is None or (isinstance(keepdims, cst.Name) and keepdims.value == "False")
+    return no_axis and no_keep
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"

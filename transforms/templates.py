@@ -1,0 +1,144 @@
+"""Rule templates: parsed once per process, instantiated into generated code by substitution.
+
+A template (see ``runtime/registry.py``) is a Python function whose body is a few assignments
+and one ``return``. `load_template` parses its source once; `instantiate` substitutes the
+parameters with the expressions of one call site, renames the template's locals to fresh
+temporaries and hands back the statements plus one contribution expression per parameter.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import textwrap
+from collections.abc import Callable, Mapping
+
+import libcst as cst
+
+from .naming import Namer
+
+
+@dataclasses.dataclass(frozen=True)
+class Template:
+    """A parsed rule template.
+
+    Attributes:
+        params: the parameters after the two leading ones (``g, ans``), in order.
+        leading: the two leading parameter names.
+        defaults: default-value expressions of optional parameters.
+        varargs: the name of a ``*args`` parameter, if any.
+        per_argnum: the template takes keyword-only ``argnum`` and gives one argument's
+            contribution per instantiation.
+        body: the assignments before the ``return``.
+        result: the returned expression; a tuple literal gives one contribution per parameter.
+        local_names: names the body assigns.
+    """
+
+    name: str
+    leading: tuple[str, str]
+    params: tuple[str, ...]
+    defaults: Mapping[str, cst.BaseExpression]
+    varargs: str | None
+    per_argnum: bool
+    body: tuple[cst.BaseSmallStatement, ...]
+    result: cst.BaseExpression
+    local_names: frozenset[str]
+
+    def contribution_count(self) -> int | None:
+        """How many contributions the result lists (None: a single one for the first param)."""
+        if isinstance(self.result, cst.Tuple):
+            return len(self.result.elements)
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def load_template(fn: Callable) -> Template:
+    """Parse the template function `fn` (cached: each template is parsed once per process)."""
+    source = textwrap.dedent(inspect.getsource(fn))
+    module = cst.parse_module(source)
+    funcdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
+    params = funcdef.params
+    names = [p.name.value for p in params.params]
+    defaults = {p.name.value: p.default for p in params.params if p.default is not None}
+    varargs = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+    kwonly = [p.name.value for p in params.kwonly_params]
+    statements = [small for line in funcdef.body.body for small in _smalls(line, fn)]
+    *body, last = statements
+    if not isinstance(last, cst.Return) or last.value is None:
+        raise TypeError(f"rule template {fn.__qualname__} must end with `return <expression>`")
+    local_names = set()
+    for statement in body:
+        if not isinstance(statement, cst.Assign):
+            raise TypeError(f"rule template {fn.__qualname__}: only assignments may precede return")
+        for target in statement.targets:
+            if not isinstance(target.target, cst.Name):
+                raise TypeError(f"rule template {fn.__qualname__}: assign to plain names only")
+            local_names.add(target.target.value)
+    return Template(
+        name=fn.__qualname__,
+        leading=(names[0], names[1]),
+        params=tuple(names[2:]),
+        defaults=defaults,
+        varargs=varargs,
+        per_argnum="argnum" in kwonly,
+        body=tuple(body),
+        result=last.value,
+        local_names=frozenset(local_names),
+    )
+
+
+def _smalls(line: cst.BaseStatement, fn: Callable):
+    if not isinstance(line, cst.SimpleStatementLine):
+        raise TypeError(f"rule template {fn.__qualname__} must be straight-line code")
+    for small in line.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            continue  # docstring
+        yield small
+
+
+@dataclasses.dataclass(frozen=True)
+class Instance:
+    """A template instantiated at one call site."""
+
+    statements: tuple[cst.BaseSmallStatement, ...]
+    contributions: tuple[cst.BaseExpression | None, ...]
+    single: bool  # the template returned one expression (for the first parameter only)
+
+
+def instantiate(
+    template: Template, bindings: Mapping[str, cst.BaseExpression], namer: Namer
+) -> Instance:
+    """Substitute `bindings` (parameter name -> expression) into `template`."""
+    mapping = dict(bindings)
+    for local in sorted(template.local_names):
+        mapping[local] = cst.Name(namer.temp())
+    substitute = Substitute(mapping)
+    statements = tuple(statement.visit(substitute) for statement in template.body)
+    result = template.result.visit(substitute)
+    if isinstance(template.result, cst.Tuple):
+        contributions = tuple(
+            None if _is_none(element.value) else element.value for element in result.elements
+        )
+        return Instance(statements, contributions, single=False)
+    return Instance(statements, (None if _is_none(result) else result,), single=True)
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+class Substitute(cst.CSTTransformer):
+    """Replaces names by expressions, leaving attribute and keyword names alone."""
+
+    def __init__(self, mapping: Mapping[str, cst.BaseExpression]):
+        self.mapping = mapping
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.mapping.get(original.value, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)
