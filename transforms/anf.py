@@ -99,6 +99,9 @@ class _Normalizer:
         self.comment: str | None = None
         self.source_line = 0
         self.output: cst.BaseExpression | None = None
+        # source names whose value may share memory with an argument (the argument itself, a
+        # plain copy of the name, or a view such as x[1:], x.T, x.reshape(...))
+        self.may_alias_argument: set[str] = set(resolution.params)
 
     # -- statements ------------------------------------------------------------------------
     def run(self) -> None:
@@ -125,6 +128,13 @@ class _Normalizer:
         elif isinstance(node, cst.AnnAssign):
             self.assign([node.target], node.value)
         elif isinstance(node, cst.AugAssign):
+            if isinstance(node.target, cst.Name) and node.target.value in self.may_alias_argument:
+                name = node.target.value
+                raise self.parsed.error(
+                    node,
+                    f"in-place update of {name!r}, which may share memory with an argument, "
+                    f"is not supported: write {name} = {name} {_operator_text(node)} ... instead",
+                )
             operator = _AUGMENTED[type(node.operator)]()
             combined = cst.BinaryOperation(left=node.target, operator=operator, right=node.value)
             self.assign([node.target], combined, origin_node=node)
@@ -146,14 +156,34 @@ class _Normalizer:
     def assign(self, targets, value, origin_node=None) -> None:
         first, *rest = targets
         if isinstance(first, cst.Name):
+            self.track_alias(first.value, value)
+            flat = self.flat(value)  # before `define`: the right side reads the old version
             name = self.define(first.value)
-            self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), self.flat(value, name)), name)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), flat), name)
             self.origins[name] = self.origin(origin_node or value)
             source = cst.Name(name)
         else:
             source = self.unpack(first, value)
         for target in rest:  # a = b = value
             self.assign([target], source)
+
+    def track_alias(self, name: str, value: cst.BaseExpression) -> None:
+        base = value
+        while True:
+            if isinstance(base, cst.Subscript) or (
+                isinstance(base, cst.Attribute) and base.attr.value == "T"
+            ):
+                base = base.value
+            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and (
+                base.func.attr.value in _VIEW_METHODS
+            ):
+                base = base.func.value
+            else:
+                break
+        if isinstance(base, cst.Name) and base.value in self.may_alias_argument:
+            self.may_alias_argument.add(name)
+        else:
+            self.may_alias_argument.discard(name)
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
         names = [element.value for element in target.elements]
@@ -166,7 +196,7 @@ class _Normalizer:
             raise self.parsed.error(
                 target, "tuple unpacking needs a tuple literal or a call on the right"
             )
-        call = self.flat(value, None)
+        call = self.flat(value)
         new_names = [self.define(n.value) for n in names]
         elements = tuple(cst.Element(cst.Name(n)) for n in new_names)
         statement = cst.Assign((cst.AssignTarget(cst.Tuple(elements, **_NO_PARENS)),), call)
@@ -197,7 +227,7 @@ class _Normalizer:
         if spelled is not None:
             return name_expr(spelled)
         temp = self.namer.temp()
-        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), self.flat(expr, temp)), temp)
+        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), self.flat(expr)), temp)
         self.origins[temp] = self.origin(expr)
         return cst.Name(temp)
 
@@ -210,7 +240,7 @@ class _Normalizer:
             raise self.parsed.error(expr, f"local variable {expr.value!r} is used before it is assigned")
         return name_expr(self.resolution.spelling[expr.value])
 
-    def flat(self, expr: cst.BaseExpression, target: str | None) -> cst.BaseExpression:
+    def flat(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """`expr` with atoms for children: the right-hand side of one normal-form statement."""
         if is_literal(expr) or isinstance(expr, cst.Name):
             return self.atom(expr)
@@ -313,6 +343,13 @@ _AUGMENTED = {
     cst.ModuloAssign: cst.Modulo,
     cst.FloorDivideAssign: cst.FloorDivide,
 }
+
+
+_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view"})
+
+
+def _operator_text(node: cst.AugAssign) -> str:
+    return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
 def _maybe(fn, value):

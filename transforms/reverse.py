@@ -201,7 +201,8 @@ def _contribute(arg, contribution, op: Operation, adjoints: _Adjoints, shapes: S
         if not shapes.same(arg, target):
             contribution = _call("unbroadcast", contribution, arg, target)
     else:
-        full = True
+        # rule results have their argument's shape, except reductions', which broadcast
+        full = not op.rule.reduction
     adjoints.contribute(arg.value, contribution, full=full)
 
 
@@ -276,12 +277,12 @@ def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.Ba
     elif template.varargs is not None:
         bound[template.varargs] = cst.Tuple(())
     for keyword, value in op.kwargs.items():
-        if keyword not in params:
+        if keyword not in params and keyword not in template.keyword_only:
             raise _error(
                 nf, op, f"argument {keyword!r} of {op.name} is not supported when differentiating"
             )
         bound[keyword] = value
-    for param in params:
+    for param in (*params, *template.keyword_only):
         if param not in bound:
             if param not in template.defaults:
                 raise _error(nf, op, f"{op.name} is missing argument {param!r}")

@@ -28,6 +28,7 @@ class Template:
         leading: the two leading parameter names.
         defaults: default-value expressions of optional parameters.
         varargs: the name of a ``*args`` parameter, if any.
+        keyword_only: keyword-only parameters other than ``argnum``.
         per_argnum: the template takes keyword-only ``argnum`` and gives one argument's
             contribution per instantiation.
         body: the assignments before the ``return``.
@@ -40,6 +41,7 @@ class Template:
     params: tuple[str, ...]
     defaults: Mapping[str, cst.BaseExpression]
     varargs: str | None
+    keyword_only: tuple[str, ...]
     per_argnum: bool
     body: tuple[cst.BaseSmallStatement, ...]
     result: cst.BaseExpression
@@ -60,7 +62,11 @@ def load_template(fn: Callable) -> Template:
     funcdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
     params = funcdef.params
     names = [p.name.value for p in params.params]
-    defaults = {p.name.value: p.default for p in params.params if p.default is not None}
+    defaults = {
+        p.name.value: p.default
+        for p in (*params.params, *params.kwonly_params)
+        if p.default is not None
+    }
     varargs = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
     kwonly = [p.name.value for p in params.kwonly_params]
     statements = [small for line in funcdef.body.body for small in _smalls(line, fn)]
@@ -81,6 +87,7 @@ def load_template(fn: Callable) -> Template:
         params=tuple(names[2:]),
         defaults=defaults,
         varargs=varargs,
+        keyword_only=tuple(k for k in kwonly if k != "argnum"),
         per_argnum="argnum" in kwonly,
         body=tuple(body),
         result=last.value,

@@ -92,7 +92,7 @@ def det(g, ans, a):
     return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
-@vjp(np.linalg.slogdet)
+@vjp(np.linalg.slogdet, output=1)
 def slogdet(g, ans, a):
     # g is the adjoint of ans[1] (logabsdet); sign has no gradient. See the module docstring.
     return np.expand_dims(g, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
