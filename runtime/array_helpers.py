@@ -28,7 +28,6 @@ __all__ = [
     "solve_transposed",
     "split_like",
     "trace_adjoint",
-    "unbroadcast_from",
     "unstack",
 ]
 
@@ -120,30 +119,6 @@ def split_like(g, arrays, axis=0):
 def unstack(g, axis=0):
     """The adjoint of ``np.stack(arrays, axis)``: the slices of `g` along `axis`, as a list."""
     return list(np.moveaxis(np.asarray(g), axis, 0))
-
-
-def unbroadcast_from(g, x, ans):
-    """Reduce an elementwise rule's contribution `g` for argument `x` of a call that returned `ans`.
-
-    `unbroadcast(g, x)` alone is wrong when `g` is lazily broadcast: in ``np.sum(x + b)`` with
-    ``b`` of shape (4,) and ``x`` of shape (3, 4), the add rule's contribution for ``b`` is the
-    seed ``1.0``, which `unbroadcast` keeps as 1.0 although ``b`` was used 3 times. Here axes
-    along which `x` was broadcast are summed where `g` has them and multiplied by their length
-    where `g` is itself still broadcast, so nothing is materialised.
-    """
-    gshape, xshape, ashape = np.shape(g), np.shape(x), np.shape(ans)
-    if gshape == xshape == ashape:
-        return g
-    nd = len(ashape)
-    gpad = (1,) * (nd - len(gshape)) + tuple(gshape)
-    xpad = (1,) * (nd - len(xshape)) + tuple(xshape)
-    summed = tuple(i for i in range(nd) if xpad[i] == 1 and gpad[i] != 1)
-    repeats = [ashape[i] for i in range(nd) if xpad[i] == 1 and gpad[i] == 1]
-    out = np.sum(np.reshape(g, gpad), axis=summed, keepdims=True) if summed else g
-    if np.ndim(out) > len(xshape):  # drop the leading axes x lacks (all of length 1 by now)
-        out = np.reshape(out, np.shape(out)[np.ndim(out) - len(xshape) :])
-    count = int(np.prod(repeats))
-    return out * count if count != 1 else out
 
 
 # -- products -------------------------------------------------------------------------------------

@@ -10,9 +10,10 @@ Choices worth knowing:
 - ``det``: the adjoint is ``g * det(A) * inv(A)^T``. It needs ``inv(A)``, so it fails (or returns
   inf/NaN) at a singular ``A``, where the true adjoint (the adjugate) is still finite.
 - ``slogdet`` returns a pair ``(sign, logabsdet)``. Its rule treats ``g`` as the adjoint of the
-  **logabsdet component only** (``sign`` is piecewise constant, so it carries no gradient): the
-  compiler must pass the adjoint of ``ans[1]`` (of ``logdet`` in
-  ``sign, logdet = np.linalg.slogdet(A)``) as ``g``. The adjoint is ``g * inv(A)^T``.
+  **logabsdet component only** (``sign`` is piecewise constant, so it carries no gradient), and
+  is registered with ``output=1`` so the compiler passes the adjoint of ``ans[1]`` (of
+  ``logdet`` in ``sign, logdet = np.linalg.slogdet(A)``) as ``g``. The adjoint is
+  ``g * inv(A)^T``.
 - ``norm``: the adjoint is 0 where the norm is 0 (a subgradient), never NaN.
 - ``einsum``: only the string form (``np.einsum('ij,jk->ik', a, b)``, implicit output and
   ``...`` allowed); the template is instantiated once per differentiated operand (``argnum``
@@ -94,7 +95,7 @@ def det(g, ans, a):
 
 @vjp(np.linalg.slogdet, output=1)
 def slogdet(g, ans, a):
-    # g is the adjoint of ans[1] (logabsdet); sign has no gradient. See the module docstring.
+    # g is the adjoint of ans[1] (logabsdet, output=1); sign has no gradient
     return np.expand_dims(g, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
 
 
