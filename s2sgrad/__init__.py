@@ -1,14 +1,14 @@
 """s2sgrad: source-to-source automatic differentiation for Python and NumPy.
 
-    import numpy as np
-    import s2sgrad as sg
+import numpy as np
+import s2sgrad as sg
 
-    def f(x):
-        return np.sum(np.sin(x) * x)
+def f(x):
+    return np.sum(np.sin(x) * x)
 
-    df = sg.grad(f)          # compiles a new Python function, dfdx
-    df(np.linspace(0, 1, 5))
-    print(sg.source(df))     # the generated code
+df = sg.grad(f)          # compiles a new Python function, dfdx
+df(np.linspace(0, 1, 5))
+print(sg.source(df))     # the generated code
 """
 
 from s2sgrad.transforms.errors import TransformError

@@ -93,7 +93,9 @@ def _transform(f, wrt, optimize, simplify, with_value):
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
     names, is_tuple = _normalize_wrt(f, wrt)
-    spec = GradSpec(wrt=names, wrt_is_tuple=is_tuple, with_value=with_value, optimize=bool(optimize))
+    spec = GradSpec(
+        wrt=names, wrt_is_tuple=is_tuple, with_value=with_value, optimize=bool(optimize)
+    )
     key = (f.__code__, spec, registry.version, id(f.__globals__))
     cached = _cache.get(key)
     if cached is not None and _captures_unchanged(f, cached[0]):
@@ -136,7 +138,9 @@ def _normalize_wrt(f, wrt) -> tuple[tuple[str, ...], bool]:
     resolved = []
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, str)):
-            raise TypeError(f"wrt must be an argument index or name (or a tuple of them); got {item!r}")
+            raise TypeError(
+                f"wrt must be an argument index or name (or a tuple of them); got {item!r}"
+            )
         if isinstance(item, int):
             if not -len(positional) <= item < len(positional):
                 raise ValueError(

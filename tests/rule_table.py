@@ -98,17 +98,56 @@ ELEMENTWISE = [
     *_binary([math.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
     *_binary([math.atan2], shapes=SCALAR_PAIR),
     Row(math.log, SCALAR_PAIR, domain=(POSITIVE, (1.5, 3.0))),
-    Row(np.clip, (((3, 4), (), ()), ((3, 4), (4,), (3, 1))),
-        domain=((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0))),
-    Row(np.where, (((3, 4), (3, 4)), ((4,), (3, 1)), ((), (4,))),
-        args=lambda x, y: (CONDITION, x, y)),
-    *_unary([operator.neg, np.negative, operator.pos, np.positive, np.square, np.exp, np.exp2,
-             np.expm1, np.sin, np.cos, np.tan, np.arctan, np.sinh, np.cosh, np.tanh,
-             np.absolute, builtins.abs, np.float64]),
+    Row(
+        np.clip,
+        (((3, 4), (), ()), ((3, 4), (4,), (3, 1))),
+        domain=((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0)),
+    ),
+    Row(
+        np.where,
+        (((3, 4), (3, 4)), ((4,), (3, 1)), ((), (4,))),
+        args=lambda x, y: (CONDITION, x, y),
+    ),
+    *_unary(
+        [
+            operator.neg,
+            np.negative,
+            operator.pos,
+            np.positive,
+            np.square,
+            np.exp,
+            np.exp2,
+            np.expm1,
+            np.sin,
+            np.cos,
+            np.tan,
+            np.arctan,
+            np.sinh,
+            np.cosh,
+            np.tanh,
+            np.absolute,
+            builtins.abs,
+            np.float64,
+        ]
+    ),
     *_unary([np.sqrt, np.log, np.log2, np.log10, np.log1p], domain=POSITIVE),
     *_unary([np.arcsin, np.arccos], domain=UNIT),
-    *_unary([math.exp, math.expm1, math.sin, math.cos, math.tan, math.atan, math.sinh,
-             math.cosh, math.tanh, math.fabs, builtins.float], shapes=SCALAR),
+    *_unary(
+        [
+            math.exp,
+            math.expm1,
+            math.sin,
+            math.cos,
+            math.tan,
+            math.atan,
+            math.sinh,
+            math.cosh,
+            math.tanh,
+            math.fabs,
+            builtins.float,
+        ],
+        shapes=SCALAR,
+    ),
     *_unary([math.sqrt, math.log, math.log2, math.log10, math.log1p], POSITIVE, SCALAR),
     *_unary([math.asin, math.acos], UNIT, SCALAR),
 ]
@@ -122,19 +161,31 @@ INDEXING = [
     Row(operator.getitem, (((3, 4),),), args=lambda x: (x, MASK)),
 ]
 
-AXES = ({}, {"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 2)},
-        {"axis": -1, "keepdims": True}, {"keepdims": True})
+AXES = (
+    {},
+    {"axis": 1},
+    {"axis": 0, "keepdims": True},
+    {"axis": (0, 2)},
+    {"axis": -1, "keepdims": True},
+    {"keepdims": True},
+)
 REDUCTION_SHAPES = (((2, 3, 4),),)
 
 REDUCTIONS = [
-    *[Row(p, REDUCTION_SHAPES, kwargs=kw)
-      for p in (np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std)
-      for kw in AXES],
+    *[
+        Row(p, REDUCTION_SHAPES, kwargs=kw)
+        for p in (np.sum, np.mean, np.prod, np.max, np.amax, np.min, np.amin, np.var, np.std)
+        for kw in AXES
+    ],
     *[Row(p, (((5,),), ((),))) for p in (np.sum, np.mean, np.prod, np.max, np.min)],
     Row(np.var, REDUCTION_SHAPES, kwargs={"axis": 1, "ddof": 1}),
     Row(np.std, REDUCTION_SHAPES, kwargs={"ddof": 1}),
-    Row(np.prod, (((2, 3),),), kwargs={"axis": 1},
-        values=(np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]]),)),
+    Row(
+        np.prod,
+        (((2, 3),),),
+        kwargs={"axis": 1},
+        values=(np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5]]),),
+    ),
     Row(np.prod, (((4,),),), values=(np.array([1.5, 0.0, -2.0, 0.5]),)),
     Row(np.cumsum, (((5,),), ((2, 3),))),
     Row(np.cumsum, (((2, 3),),), kwargs={"axis": 1}),
@@ -159,25 +210,35 @@ SHAPE = [
     Row(np.flip, (((2, 3),),), kwargs={"axis": 1}),
     Row(np.broadcast_to, (((3, 1),), ((4,),), ((),)), args=lambda x: (x, (2, 3, 4))),
     Row(np.concatenate, (((2, 3), (1, 3)),), args=lambda x, y: ([x, y],)),
-    Row(np.concatenate, (((2, 3), (2, 1), (2, 2)),), args=lambda *xs: (list(xs),),
-        kwargs={"axis": -1}),
+    Row(
+        np.concatenate,
+        (((2, 3), (2, 1), (2, 2)),),
+        args=lambda *xs: (list(xs),),
+        kwargs={"axis": -1},
+    ),
     Row(np.concatenate, (((2, 3), (4,)),), args=lambda x, y: ((x, y),), kwargs={"axis": None}),
     Row(np.stack, (((2, 3), (2, 3)),), args=lambda x, y: ([x, y],)),
     Row(np.stack, (((2, 3), (2, 3), (2, 3)),), args=lambda *xs: (xs,), kwargs={"axis": -1}),
 ]
 
 MATRIX_PAIRS = (((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)))
-BATCHED_PAIRS = (((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 2)),
-                 ((4,), (2, 4, 3)), ((2, 3, 4), (4,)))
+BATCHED_PAIRS = (
+    ((2, 3, 4), (4, 5)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((1, 3, 4), (2, 4, 2)),
+    ((4,), (2, 4, 3)),
+    ((2, 3, 4), (4,)),
+)
 SQUARE = (((3, 3),), ((2, 4, 4),))
 
 LINALG = [
     Row(np.matmul, MATRIX_PAIRS + BATCHED_PAIRS),
     Row(operator.matmul, MATRIX_PAIRS + BATCHED_PAIRS),
-    Row(np.dot, (*MATRIX_PAIRS, ((2, 3, 4), (5, 4, 2)), ((2, 3, 4), (4,)), ((), (3, 2)),
-                                ((3, 2), ()))),
-    Row(np.inner, (((3, 4), (2, 4)), ((4,), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4)),
-                   ((), (3,)))),
+    Row(
+        np.dot,
+        (*MATRIX_PAIRS, ((2, 3, 4), (5, 4, 2)), ((2, 3, 4), (4,)), ((), (3, 2)), ((3, 2), ())),
+    ),
+    Row(np.inner, (((3, 4), (2, 4)), ((4,), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4)), ((), (3,)))),
     Row(np.outer, (((3,), (4,)), ((2, 2), (3,)), ((), (2,)))),
     Row(np.einsum, (((3, 4), (4, 2)),), args=lambda a, b: ("ij,jk->ik", a, b)),
     Row(np.einsum, (((3, 4), (4, 2)),), args=lambda a, b: ("ij,jk", a, b)),
@@ -187,30 +248,55 @@ LINALG = [
     Row(np.einsum, (((3, 4),),), args=lambda a: ("ij->ji", a)),
     Row(np.einsum, (((3, 4), (4,)),), args=lambda a, b: ("ij,k->ik", a, b)),
     Row(np.einsum, (((2, 3), (3, 4), (4,)),), args=lambda a, b, c: ("ij,jk,k->i", a, b, c)),
-    Row(np.einsum, (((2, 3, 4), (4, 5)), ((3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5))),
-        args=lambda a, b: ("...ij,...jk->...ik", a, b)),
-    Row(np.einsum, (((2, 3), (2, 3)),), args=lambda a, b: ("ij,ij->ij", a, b),
-        kwargs={"optimize": True}),
+    Row(
+        np.einsum,
+        (((2, 3, 4), (4, 5)), ((3, 4), (4, 5)), ((1, 3, 4), (2, 4, 5))),
+        args=lambda a, b: ("...ij,...jk->...ik", a, b),
+    ),
+    Row(
+        np.einsum,
+        (((2, 3), (2, 3)),),
+        args=lambda a, b: ("ij,ij->ij", a, b),
+        kwargs={"optimize": True},
+    ),
     Row(np.trace, (((3, 3),), ((3, 4),))),
     Row(np.trace, (((3, 4, 2),),), kwargs={"offset": 1, "axis1": 1, "axis2": 0}),
     Row(np.trace, (((2, 3, 4),),), kwargs={"offset": -1, "axis1": -1, "axis2": 1}),
     Row(np.linalg.inv, SQUARE, domain=well_conditioned, tol=1e-5),
     Row(np.linalg.det, SQUARE, domain=well_conditioned),
     Row(np.linalg.slogdet, SQUARE, domain=well_conditioned, output=1),
-    Row(np.linalg.slogdet, (((3, 3),),), output=1,
-        values=(np.array([[0.0, 2.0, 1.0], [1.0, 0.5, 0.0], [3.0, 1.0, -1.0]]),)),
-    Row(np.linalg.solve, (((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1)),
-                          ((2, 3, 3), (3, 2)), ((3, 3), (2, 3, 2)), ((2, 3, 3), (3,))),
-        domain=(well_conditioned, (-2.0, 2.0)), tol=1e-5),
+    Row(
+        np.linalg.slogdet,
+        (((3, 3),),),
+        output=1,
+        values=(np.array([[0.0, 2.0, 1.0], [1.0, 0.5, 0.0], [3.0, 1.0, -1.0]]),),
+    ),
+    Row(
+        np.linalg.solve,
+        (
+            ((3, 3), (3,)),
+            ((3, 3), (3, 2)),
+            ((2, 3, 3), (2, 3, 1)),
+            ((2, 3, 3), (3, 2)),
+            ((3, 3), (2, 3, 2)),
+            ((2, 3, 3), (3,)),
+        ),
+        domain=(well_conditioned, (-2.0, 2.0)),
+        tol=1e-5,
+    ),
     Row(np.linalg.norm, (((5,),), ((2, 3),), ((2, 3, 4),))),
     *[Row(np.linalg.norm, (((2, 3, 4),),), kwargs=kw) for kw in AXES[1:5]],
     *[Row(np.linalg.norm, (((5,),),), kwargs={"ord": p}) for p in (1, 2, 3, 0.5, np.inf, -np.inf)],
     Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": 1, "axis": 1}),
     Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": np.inf, "axis": -1, "keepdims": True}),
-    *[Row(np.linalg.norm, (((3, 4),),), kwargs={"ord": p})
-      for p in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)],
-    *[Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": p, "axis": (2, 0)})
-      for p in (None, "fro", "nuc", 1, 2, -np.inf)],
+    *[
+        Row(np.linalg.norm, (((3, 4),),), kwargs={"ord": p})
+        for p in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)
+    ],
+    *[
+        Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": p, "axis": (2, 0)})
+        for p in (None, "fro", "nuc", 1, 2, -np.inf)
+    ],
     Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": 2, "axis": (1, 2), "keepdims": True}),
 ]
 
@@ -247,8 +333,11 @@ SYMBOLIC = [
     *_sym([np.absolute, builtins.abs, math.fabs], sp.Abs),
     *_sym([np.maximum], sp.Max),
     *_sym([np.minimum], sp.Min),
-    *_sym([np.clip], lambda a, lo, hi: sp.Min(sp.Max(a, lo), hi),
-          ((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0))),
+    *_sym(
+        [np.clip],
+        lambda a, lo, hi: sp.Min(sp.Max(a, lo), hi),
+        ((-2.0, 2.0), (-1.0, -0.5), (0.5, 1.0)),
+    ),
     *_sym([np.exp, math.exp], sp.exp),
     *_sym([np.exp2], lambda x: 2**x),
     *_sym([np.expm1, math.expm1], lambda x: sp.exp(x) - 1),
@@ -276,7 +365,26 @@ SYMBOLIC_SKIPPED = {
 }
 
 NONDIFFERENTIABLE = [
-    np.floor, np.ceil, np.round, np.sign, np.argmax, np.argmin, np.argsort, np.nonzero,
-    operator.lt, operator.le, operator.eq, operator.ne, operator.floordiv, np.less, np.equal,
-    np.isnan, math.floor, builtins.round, builtins.len, np.shape, np.zeros_like, np.arange,
+    np.floor,
+    np.ceil,
+    np.round,
+    np.sign,
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.nonzero,
+    operator.lt,
+    operator.le,
+    operator.eq,
+    operator.ne,
+    operator.floordiv,
+    np.less,
+    np.equal,
+    np.isnan,
+    math.floor,
+    builtins.round,
+    builtins.len,
+    np.shape,
+    np.zeros_like,
+    np.arange,
 ]

@@ -147,7 +147,9 @@ class _Normalizer:
                 return  # docstring
             self.emit(node.with_changes(value=self.rename(node.value)))
         elif isinstance(node, cst.Assert):
-            self.emit(node.with_changes(test=self.rename(node.test), msg=_maybe(self.rename, node.msg)))
+            self.emit(
+                node.with_changes(test=self.rename(node.test), msg=_maybe(self.rename, node.msg))
+            )
         elif isinstance(node, cst.Pass):
             return
         else:
@@ -174,8 +176,10 @@ class _Normalizer:
                 isinstance(base, cst.Attribute) and base.attr.value == "T"
             ):
                 base = base.value
-            elif isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and (
-                base.func.attr.value in _VIEW_METHODS
+            elif (
+                isinstance(base, cst.Call)
+                and isinstance(base.func, cst.Attribute)
+                and (base.func.attr.value in _VIEW_METHODS)
             ):
                 base = base.func.value
             else:
@@ -226,8 +230,9 @@ class _Normalizer:
         spelled = self.resolution.spell(expr) if isinstance(expr, cst.Attribute) else None
         if spelled is not None:
             return name_expr(spelled)
+        flat = self.flat(expr)  # first, so temporaries are numbered in the order they run
         temp = self.namer.temp()
-        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), self.flat(expr)), temp)
+        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), flat), temp)
         self.origins[temp] = self.origin(expr)
         return cst.Name(temp)
 
@@ -237,7 +242,9 @@ class _Normalizer:
         if expr.value in ("True", "False", "None"):
             return cst.Name(expr.value)
         if self.resolution.is_local(expr.value):
-            raise self.parsed.error(expr, f"local variable {expr.value!r} is used before it is assigned")
+            raise self.parsed.error(
+                expr, f"local variable {expr.value!r} is used before it is assigned"
+            )
         return name_expr(self.resolution.spelling[expr.value])
 
     def flat(self, expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -269,16 +276,23 @@ class _Normalizer:
 
     def call(self, expr: cst.Call) -> cst.Call:
         func = expr.func
-        spelled = self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        spelled = (
+            self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        )
         if spelled is not None:
             callee = name_expr(spelled)
         elif isinstance(func, cst.Attribute):
             callee = cst.Attribute(value=self.atom(func.value), attr=func.attr)
         else:
-            raise self.parsed.error(func, "only calls of functions and of array methods are supported")
+            raise self.parsed.error(
+                func, "only calls of functions and of array methods are supported"
+            )
         args = tuple(
-            cst.Arg(value=self.argument(a.value), keyword=a.keyword,
-                    equal=a.equal if a.keyword is not None else cst.MaybeSentinel.DEFAULT)
+            cst.Arg(
+                value=self.argument(a.value),
+                keyword=a.keyword,
+                equal=a.equal if a.keyword is not None else cst.MaybeSentinel.DEFAULT,
+            )
             for a in expr.args
         )
         return cst.Call(func=callee, args=args)
@@ -328,7 +342,10 @@ class _Rename(cst.CSTTransformer):
     def leave_Name(self, original, updated):
         if original.value in ("True", "False", "None"):
             return updated
-        if original.value in self.normalizer.current or original.value in self.normalizer.resolution.free:
+        if (
+            original.value in self.normalizer.current
+            or original.value in self.normalizer.resolution.free
+        ):
             return self.normalizer.name(original)
         return updated
 
@@ -368,7 +385,9 @@ def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> N
     normalizer.run()
     output = normalizer.output if normalizer.output is not None else cst.Name("None")
     funcdef = parsed.funcdef.with_changes(
-        body=cst.IndentedBlock(body=tuple(normalizer.lines) or (cst.SimpleStatementLine((cst.Pass(),)),)),
+        body=cst.IndentedBlock(
+            body=tuple(normalizer.lines) or (cst.SimpleStatementLine((cst.Pass(),)),)
+        ),
         leading_lines=(),
     )
     return NormalForm(

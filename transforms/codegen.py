@@ -14,7 +14,6 @@ import linecache
 from collections.abc import Mapping
 
 import libcst as cst
-
 import s2sgrad.runtime as runtime
 
 # Python's operator precedence, low to high.
@@ -135,7 +134,13 @@ class Parenthesize(cst.CSTTransformer):
         return updated.with_changes(value=_wrap(updated.value, False))
 
 
-_RUNTIME_NAMES = frozenset(runtime.__all__) - {"registry", "Registry", "Rule", "rules", "qualified_name"}
+_RUNTIME_NAMES = frozenset(runtime.__all__) - {
+    "registry",
+    "Registry",
+    "Rule",
+    "rules",
+    "qualified_name",
+}
 
 
 def runtime_names() -> frozenset[str]:
@@ -171,7 +176,9 @@ def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[s
     header.append("")
     used_constants = sorted(n for n in constants if n in names)
     if used_constants:
-        header.append(f"# constants captured from the function's globals and closure: {', '.join(used_constants)}")
+        header.append(
+            f"# constants captured from the function's globals and closure: {', '.join(used_constants)}"
+        )
     header.append(f'__all__ = ["{funcdef.name.value}"]')
     header.extend(["", "", ""])
     body = cst.Module(body=(funcdef,)).code

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 
 import libcst as cst
 import numpy as np
-
 from s2sgrad.runtime import Registry, Rule, qualified_name
 
 # Results of these carry no derivative and need no registry entry.
@@ -129,7 +128,9 @@ def names_in(expr: cst.BaseExpression) -> list[str]:
     return []
 
 
-def evaluate_spelling(expr: cst.BaseExpression, namespace: Mapping[str, object]) -> tuple[bool, object]:
+def evaluate_spelling(
+    expr: cst.BaseExpression, namespace: Mapping[str, object]
+) -> tuple[bool, object]:
     """Evaluate a canonical reference (``np.linalg.inv``, a constant's name) to its object."""
     if isinstance(expr, cst.Name):
         if expr.value in namespace:
@@ -169,7 +170,9 @@ class Classifier:
 
     def _value(self, targets, value: cst.BaseExpression) -> Operation:
         if isinstance(value, cst.BinaryOperation):
-            return self._primitive(targets, _BINARY[type(value.operator)], (value.left, value.right))
+            return self._primitive(
+                targets, _BINARY[type(value.operator)], (value.left, value.right)
+            )
         if isinstance(value, cst.UnaryOperation):
             if isinstance(value.expression, (cst.Integer, cst.Float, cst.Imaginary)):
                 return Operation(targets, NO_DERIVATIVE, "constant")
@@ -177,12 +180,16 @@ class Classifier:
         if isinstance(value, cst.Comparison):
             return Operation(targets, NO_DERIVATIVE, "comparison")
         if isinstance(value, cst.Subscript):
-            return self._primitive(targets, operator.getitem, (value.value,), index=tuple(value.slice))
+            return self._primitive(
+                targets, operator.getitem, (value.value,), index=tuple(value.slice)
+            )
         if isinstance(value, cst.Attribute):
             if self._is_local(value.value):
                 primitive = _ATTRIBUTES.get(value.attr.value)
                 if primitive is None:
-                    return Operation(targets, None, f"array attribute .{value.attr.value}", (value.value,))
+                    return Operation(
+                        targets, None, f"array attribute .{value.attr.value}", (value.value,)
+                    )
                 if primitive is NO_DERIVATIVE:
                     return Operation(targets, NO_DERIVATIVE, f".{value.attr.value}", (value.value,))
                 return self._primitive(targets, primitive, (value.value,))
@@ -194,7 +201,9 @@ class Classifier:
                 return Operation(targets, COPY, "copy", (value,))
             return Operation(targets, NO_DERIVATIVE, "constant")
         if isinstance(value, (cst.Tuple, cst.List)):
-            return Operation(targets, None, "tuple or list literal", tuple(e.value for e in value.elements))
+            return Operation(
+                targets, None, "tuple or list literal", tuple(e.value for e in value.elements)
+            )
         return Operation(targets, NO_DERIVATIVE, "constant")
 
     def _is_local(self, expr: cst.BaseExpression) -> bool:
@@ -210,11 +219,15 @@ class Classifier:
                 return self._astype(targets, func.value, positional, kwargs)
             entry = _METHODS.get(method)
             if entry is None:
-                return Operation(targets, None, f"array method .{method}", (func.value, *positional), kwargs)
+                return Operation(
+                    targets, None, f"array method .{method}", (func.value, *positional), kwargs
+                )
             primitive, collect = entry
             if collect is not None and len(positional) > 1:
                 packed = cst.Tuple(tuple(cst.Element(p) for p in positional))
-                return self._primitive(targets, primitive, (func.value,), {**kwargs, collect: packed})
+                return self._primitive(
+                    targets, primitive, (func.value,), {**kwargs, collect: packed}
+                )
             return self._primitive(targets, primitive, (func.value, *positional), kwargs)
         found, callee = evaluate_spelling(func, self.namespace)
         if not found:

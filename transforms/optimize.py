@@ -219,6 +219,10 @@ def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression 
             return node.left
         if left == 1:
             return node.right
+        if right == -1:
+            return cst.UnaryOperation(cst.Minus(), node.left)
+        if left == -1:
+            return cst.UnaryOperation(cst.Minus(), node.right)
     elif op is cst.Add:
         if right == 0:
             return node.left
@@ -359,7 +363,11 @@ def optimize(funcdef: cst.FunctionDef, max_rounds: int = 4) -> cst.FunctionDef:
     """Apply the rewrites of this module until the function stops changing."""
     params = frozenset(
         p.name.value
-        for p in (*funcdef.params.posonly_params, *funcdef.params.params, *funcdef.params.kwonly_params)
+        for p in (
+            *funcdef.params.posonly_params,
+            *funcdef.params.params,
+            *funcdef.params.kwonly_params,
+        )
     )
     lines = list(funcdef.body.body)
     for _ in range(max_rounds):

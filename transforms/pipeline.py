@@ -14,8 +14,8 @@ import sys
 import types
 
 import libcst as cst
-
-from s2sgrad.runtime import Registry, registry as default_registry
+from s2sgrad.runtime import Registry
+from s2sgrad.runtime import registry as default_registry
 
 from . import codegen
 from .activity import Activity, analyze_activity
@@ -70,18 +70,26 @@ def _debug_enabled(debug: bool) -> bool:
 def _show(debug: bool, stage: str, node) -> None:
     if not debug:
         return
-    text = node if isinstance(node, str) else cst.Module(body=(node.visit(codegen.Parenthesize()),)).code
+    text = (
+        node
+        if isinstance(node, str)
+        else cst.Module(body=(node.visit(codegen.Parenthesize()),)).code
+    )
     print(f"---- after {stage} ----\n{text}", file=sys.stderr)
 
 
-def analyze(fn, spec: GradSpec, registry: Registry = default_registry, debug: bool = False) -> Analysis:
+def analyze(
+    fn, spec: GradSpec, registry: Registry = default_registry, debug: bool = False
+) -> Analysis:
     """Parse, fence, resolve, normalize and find the active values of `fn`."""
     debug = _debug_enabled(debug)
     parsed = parse_function(fn)
     _show(debug, "parse", parsed.funcdef)
     fence(parsed)
     resolution = resolve(parsed, fn)
-    namer = Namer({*resolution.locals, *resolution.spelling.values(), *RESERVED, *codegen.runtime_names()})
+    namer = Namer(
+        {*resolution.locals, *resolution.spelling.values(), *RESERVED, *codegen.runtime_names()}
+    )
     nf = normalize(parsed, resolution, namer)
     _show(debug, "normalize", nf.funcdef)
     namespace = resolution.namespace()
@@ -93,7 +101,9 @@ def analyze(fn, spec: GradSpec, registry: Registry = default_registry, debug: bo
     return Analysis(fn, parsed, resolution, nf, activity, namespace, namer, spec, entry)
 
 
-def generate_gradient(analysis: Analysis, scalar_params: frozenset[str] = frozenset(), debug: bool = False) -> Generated:
+def generate_gradient(
+    analysis: Analysis, scalar_params: frozenset[str] = frozenset(), debug: bool = False
+) -> Generated:
     """Build, optimize and compile the gradient function for one specialization."""
     debug = _debug_enabled(debug)
     spec = analysis.spec

@@ -174,7 +174,11 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
     funcdef = parsed.funcdef
     params = tuple(
         p.name.value
-        for p in (*funcdef.params.posonly_params, *funcdef.params.params, *funcdef.params.kwonly_params)
+        for p in (
+            *funcdef.params.posonly_params,
+            *funcdef.params.params,
+            *funcdef.params.kwonly_params,
+        )
     )
     collector = _NameCollector()
     funcdef.body.visit(collector)

@@ -69,7 +69,9 @@ class _Adjoints:
     def has(self, primal: str) -> bool:
         return primal in self.names
 
-    def contribute(self, primal: str, value: cst.BaseExpression, full: bool, fresh: bool = False) -> None:
+    def contribute(
+        self, primal: str, value: cst.BaseExpression, full: bool, fresh: bool = False
+    ) -> None:
         """Add `value` to the adjoint of `primal` (assigning it if this is the first part)."""
         if primal not in self.names:
             name = self.names[primal] = self.namer.adjoint(primal)
@@ -127,7 +129,9 @@ def reverse(
     )
 
 
-def _differentiate(op: Operation, adjoints: _Adjoints, shapes, nf: NormalForm, namer: Namer) -> None:
+def _differentiate(
+    op: Operation, adjoints: _Adjoints, shapes, nf: NormalForm, namer: Namer
+) -> None:
     if op.primitive is COPY:
         g = cst.Name(adjoints.names[op.targets[0]])
         adjoints.contribute(op.args[0].value, g, full=g.value in adjoints.full)
@@ -156,7 +160,11 @@ def _differentiate(op: Operation, adjoints: _Adjoints, shapes, nf: NormalForm, n
     instance = instantiate(template, {**bound, **leading}, namer)
     _emit_instance(instance, adjoints)
     for param, contribution in zip(template.params, instance.contributions, strict=False):
-        if contribution is not None and param in bound and _active_names(bound[param], adjoints, op):
+        if (
+            contribution is not None
+            and param in bound
+            and _active_names(bound[param], adjoints, op)
+        ):
             _contribute(bound[param], contribution, op, adjoints, shapes, g)
 
 
@@ -184,13 +192,17 @@ def _active_names(expr: cst.BaseExpression, adjoints: _Adjoints, op: Operation) 
     return any(name in adjoints.active for name in names_in(expr))
 
 
-def _contribute(arg, contribution, op: Operation, adjoints: _Adjoints, shapes: ShapeTokens, g) -> None:
+def _contribute(
+    arg, contribution, op: Operation, adjoints: _Adjoints, shapes: ShapeTokens, g
+) -> None:
     if isinstance(arg, (cst.List, cst.Tuple)):
         # a sequence argument (np.concatenate([a, b])): its contribution is a sequence too
         parts = adjoints.namer.temp()
         adjoints.emit(_assign(parts, contribution))
         for k, element in enumerate(arg.elements):
-            item = cst.Subscript(cst.Name(parts), (cst.SubscriptElement(cst.Index(cst.Integer(str(k)))),))
+            item = cst.Subscript(
+                cst.Name(parts), (cst.SubscriptElement(cst.Index(cst.Integer(str(k)))),)
+            )
             _contribute(element.value, item, op, adjoints, shapes, g)
         return
     if not isinstance(arg, cst.Name) or arg.value not in adjoints.active:
@@ -255,7 +267,10 @@ def index_value(elements) -> cst.BaseExpression:
         if isinstance(inner, cst.Index):
             values.append(inner.value)
         else:
-            bounds = [b if b is not None else cst.Name("None") for b in (inner.lower, inner.upper, inner.step)]
+            bounds = [
+                b if b is not None else cst.Name("None")
+                for b in (inner.lower, inner.upper, inner.step)
+            ]
             values.append(_call("slice", *bounds))
     if len(values) == 1:
         return values[0]
@@ -269,10 +284,12 @@ def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.Ba
     params = list(template.params)
     for param, arg in zip(params, positional, strict=False):
         bound[param] = arg
-    extra = positional[len(params):]
+    extra = positional[len(params) :]
     if extra:
         if template.varargs is None:
-            raise _error(nf, op, f"{op.name} got more positional arguments than its gradient rule takes")
+            raise _error(
+                nf, op, f"{op.name} got more positional arguments than its gradient rule takes"
+            )
         bound[template.varargs] = cst.Tuple(tuple(cst.Element(e) for e in extra))
     elif template.varargs is not None:
         bound[template.varargs] = cst.Tuple(())
@@ -290,7 +307,9 @@ def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.Ba
     return bound
 
 
-def _gradients(spec: ReverseSpec, adjoints: _Adjoints, output: cst.BaseExpression) -> cst.BaseExpression:
+def _gradients(
+    spec: ReverseSpec, adjoints: _Adjoints, output: cst.BaseExpression
+) -> cst.BaseExpression:
     grads = []
     for name in spec.wrt:
         if adjoints.has(name):

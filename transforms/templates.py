@@ -54,7 +54,7 @@ class Template:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_template(fn: Callable) -> Template:
     """Parse the template function `fn` (cached: each template is parsed once per process)."""
     source = textwrap.dedent(inspect.getsource(fn))

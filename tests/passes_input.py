@@ -1,0 +1,26 @@
+"""Inputs for the pass-level tests."""
+
+import numpy as np
+import numpy as onp
+from numpy import sin
+
+
+def five_lines(x, w):
+    h = np.tanh(x * w)
+    h += 0.5 * x
+    out = h**2 - onp.exp(-x)
+    return np.sum(out)
+
+
+def aliases(x):
+    return sin(x) + onp.cos(x) * np.pi
+
+
+def scalar_formula(x, y):
+    a = x * y + sin(x)
+    b = a**2 / (1.0 + y * y)
+    return b - 3.0 * a
+
+
+def divide_by(x):
+    return 1.0 / x

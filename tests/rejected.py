@@ -1,0 +1,73 @@
+"""Functions s2sgrad must refuse, each with the offending construct on a known line."""
+
+import numpy as np
+
+
+def uses_try(x):
+    try:  # REJECT try
+        return x
+    except ValueError:
+        return x
+
+
+def uses_with(x):
+    with open("f") as handle:  # REJECT with
+        return handle
+
+
+def uses_lambda(x):
+    f = lambda y: y  # REJECT lambda  # noqa: E731
+    return f(x)
+
+
+def uses_yield(x):
+    yield x  # REJECT yield
+
+
+def uses_global(x):
+    global SOMETHING  # REJECT global
+    return x
+
+
+def uses_del(x):
+    y = x
+    del y  # REJECT del
+    return x
+
+
+def uses_class(x):
+    class Inner:  # REJECT class
+        pass
+
+    return x
+
+
+def uses_attribute_write(x):
+    x.attr = 1  # REJECT attribute assignment
+    return x
+
+
+def mutates_argument(x):
+    x += 1.0  # REJECT in-place update
+    return x
+
+
+def uses_walrus(x):
+    return (y := x)  # REJECT assignment expression
+
+
+def uses_fft(x):
+    return np.sum(np.abs(np.fft.fft(x)))
+
+
+def fft_of_constant(x):
+    spectrum = np.fft.fft(np.ones(4))
+    return np.sum(x * spectrum.real)
+
+
+def undefined_name(x):
+    return x * not_defined_anywhere  # noqa: F821  REJECT name
+
+
+async def uses_async(x):  # REJECT async
+    return x

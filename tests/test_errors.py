@@ -1,0 +1,123 @@
+"""Bad input gets a clear error: TransformError with the user's position, LookupError, TypeError."""
+
+import inspect
+import linecache
+
+import numpy as np
+import pytest
+import rejected
+
+import s2sgrad as sg
+
+REJECTED = {
+    "uses_try": "try",
+    "uses_with": "with",
+    "uses_lambda": "lambda",
+    "uses_yield": "yield",
+    "uses_global": "global",
+    "uses_del": "del",
+    "uses_class": "class",
+    "uses_attribute_write": "attribute assignment",
+    "mutates_argument": "in-place update",
+    "uses_walrus": "assignment expression",
+    "undefined_name": "name",
+    "uses_async": "async",
+}
+
+
+def marked_position(fn, marker):
+    """(line, column) of the first token of the line in `fn` marked ``# REJECT <marker>``."""
+    lines, start = inspect.getsourcelines(fn)
+    for offset, text in enumerate(lines):
+        if f"REJECT {marker}" in text:
+            return start + offset, len(text) - len(text.lstrip()) + 1
+    raise AssertionError(f"no marker {marker!r} in {fn.__name__}")
+
+
+@pytest.mark.parametrize("name", sorted(REJECTED))
+def test_rejected_construct_names_file_line_and_column(name):
+    fn = getattr(rejected, name)
+    marker = REJECTED[name]
+    with pytest.raises(sg.TransformError) as info:
+        sg.grad(fn)
+    error = info.value
+    line, col = marked_position(fn, marker)
+    assert isinstance(error, SyntaxError)
+    assert error.filename == rejected.__file__
+    assert error.lineno == line
+    if name not in ("uses_walrus", "undefined_name", "uses_lambda"):
+        assert error.offset == col  # statements: the caret is at the statement's start
+    assert str(error).startswith(f"{rejected.__file__}:{line}:{error.offset}:")
+    keyword = marker.split()[0]
+    assert keyword in str(error)
+
+
+def test_walrus_and_name_errors_point_at_the_expression():
+    with pytest.raises(sg.TransformError) as info:
+        sg.grad(rejected.undefined_name)
+    line, _ = marked_position(rejected.undefined_name, "name")
+    assert info.value.lineno == line
+    source_line = linecache.getline(rejected.__file__, line)
+    assert source_line[info.value.offset - 1 :].startswith("not_defined_anywhere")
+    assert "not_defined_anywhere" in str(info.value)
+
+
+def test_function_without_rule_raises_lookup_error_naming_it():
+    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.fft\.fft"):
+        sg.grad(rejected.uses_fft)
+
+
+def test_function_without_rule_on_constants_is_fine():
+    x = np.arange(4.0)
+    np.testing.assert_allclose(sg.grad(rejected.fft_of_constant)(x), np.fft.fft(np.ones(4)).real)
+
+
+def test_exec_made_function_is_a_type_error():
+    namespace = {}
+    exec("def made(x):\n    return x * 2\n", namespace)
+    with pytest.raises(TypeError, match="cannot read the source of 'made'"):
+        sg.grad(namespace["made"])
+
+
+@pytest.mark.parametrize("fn", [np.sin, len, print])
+def test_builtins_are_type_errors(fn):
+    with pytest.raises(TypeError, match="transforms Python functions"):
+        sg.grad(fn)
+
+
+def test_lambda_is_a_type_error():
+    with pytest.raises(TypeError, match="lambda"):
+        sg.grad(lambda x: x * 2)
+
+
+def two_args(x, y):
+    return x * y
+
+
+@pytest.mark.parametrize(
+    ("wrt", "error", "message"),
+    [
+        (2, ValueError, "out of range"),
+        ("z", ValueError, "not a parameter"),
+        ((0, 0), ValueError, "twice"),
+        (1.5, TypeError, "argument index or name"),
+        ((), ValueError, "names no argument"),
+    ],
+)
+def test_bad_wrt(wrt, error, message):
+    with pytest.raises(error, match=message):
+        sg.grad(two_args, wrt=wrt)
+
+
+def test_source_of_a_plain_function_is_a_type_error():
+    with pytest.raises(TypeError, match="sg.source expects"):
+        sg.source(two_args)
+
+
+def test_unsupported_keyword_of_a_primitive():
+    with pytest.raises(sg.TransformError, match="'where' of numpy.sum"):
+        sg.grad(sum_with_where)(np.ones(3))
+
+
+def sum_with_where(x):
+    return np.sum(x, where=x > 0)
