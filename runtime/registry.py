@@ -73,7 +73,7 @@ class Rule:
 
 
 def qualified_name(fn: object) -> str:
-    """The dotted name users know a callable by: ``numpy.sin``, ``numpy.linalg.inv``, ``math.exp``."""
+    """The dotted name users know a callable by: ``numpy.sin``, ``numpy.linalg.inv``."""
     name = getattr(fn, "__name__", None) or type(fn).__name__
     module = getattr(fn, "__module__", None)
     if module is None and type(fn).__name__ == "ufunc":

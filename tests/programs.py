@@ -71,7 +71,7 @@ def f_linalg(M):
 
 
 def f_slogdet(M):
-    sign, logdet = np.linalg.slogdet(M)
+    _sign, logdet = np.linalg.slogdet(M)
     return logdet * 2.0
 
 

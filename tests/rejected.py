@@ -53,7 +53,7 @@ def mutates_argument(x):
 
 
 def uses_walrus(x):
-    return (y := x)  # REJECT assignment expression
+    return (y := x) + y  # REJECT assignment expression
 
 
 def uses_fft(x):

@@ -110,12 +110,12 @@ def test_bad_wrt(wrt, error, message):
 
 
 def test_source_of_a_plain_function_is_a_type_error():
-    with pytest.raises(TypeError, match="sg.source expects"):
+    with pytest.raises(TypeError, match=r"sg\.source expects"):
         sg.source(two_args)
 
 
 def test_unsupported_keyword_of_a_primitive():
-    with pytest.raises(sg.TransformError, match="'where' of numpy.sum"):
+    with pytest.raises(sg.TransformError, match=r"'where' of numpy\.sum"):
         sg.grad(sum_with_where)(np.ones(3))
 
 

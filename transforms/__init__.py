@@ -1,4 +1,4 @@
-"""The s2sgrad compiler: one pass per module, driven by `pipeline` (installed as s2sgrad.transforms).
+"""The s2sgrad compiler, installed as s2sgrad.transforms: one pass per module, run by `pipeline`.
 
 parse -> fence -> resolve -> anf (normalize) -> activity -> shapes -> reverse -> optimize -> codegen
 """

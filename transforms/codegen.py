@@ -74,8 +74,23 @@ def _wrap(node: cst.BaseExpression, needed: bool) -> cst.BaseExpression:
     return node.with_changes(**(_PARENS if needed else {"lpar": (), "rpar": ()}))
 
 
+def _simple(node: cst.BaseExpression) -> bool:
+    """Operands black writes ``**`` against without spaces: names, numbers, attribute chains."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.Name, cst.Integer, cst.Float))
+
+
+def _spaced(operator: cst.BaseBinaryOp, hug: bool) -> cst.BaseBinaryOp:
+    space = cst.SimpleWhitespace("" if hug else " ")
+    return operator.with_changes(whitespace_before=space, whitespace_after=space)
+
+
 class Parenthesize(cst.CSTTransformer):
-    """Rewrites parentheses so that there are exactly those precedence requires."""
+    """Rewrites parentheses so that there are exactly those precedence requires, and spaces
+    operators the way black does."""
 
     def leave_BinaryOperation(self, original, updated):
         own = _BINARY_PRECEDENCE[type(updated.operator)]
@@ -86,7 +101,10 @@ class Parenthesize(cst.CSTTransformer):
         else:
             left_needs = _precedence(left) < own
             right_needs = _precedence(right) <= own
-        return updated.with_changes(left=_wrap(left, left_needs), right=_wrap(right, right_needs))
+        operator = _spaced(updated.operator, hug=own == 13 and _simple(left) and _simple(right))
+        return updated.with_changes(
+            left=_wrap(left, left_needs), operator=operator, right=_wrap(right, right_needs)
+        )
 
     def leave_UnaryOperation(self, original, updated):
         own = _precedence(updated)
@@ -176,9 +194,8 @@ def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[s
     header.append("")
     used_constants = sorted(n for n in constants if n in names)
     if used_constants:
-        header.append(
-            f"# constants captured from the function's globals and closure: {', '.join(used_constants)}"
-        )
+        names = ", ".join(used_constants)
+        header.append(f"# constants captured from the function's globals and closure: {names}")
     header.append(f'__all__ = ["{funcdef.name.value}"]')
     header.extend(["", "", ""])
     body = cst.Module(body=(funcdef,)).code
