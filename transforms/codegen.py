@@ -101,7 +101,8 @@ class Parenthesize(cst.CSTTransformer):
         else:
             left_needs = _precedence(left) < own
             right_needs = _precedence(right) <= own
-        operator = _spaced(updated.operator, hug=own == 13 and _simple(left) and _simple(right))
+        hug = own == 13 and not left_needs and _simple(left) and _simple(right)
+        operator = _spaced(updated.operator, hug=hug)
         return updated.with_changes(
             left=_wrap(left, left_needs), operator=operator, right=_wrap(right, right_needs)
         )
