@@ -16,6 +16,8 @@ from collections.abc import Mapping
 import libcst as cst
 import s2sgrad.runtime as runtime
 
+from .walk import rewrite_statement
+
 # Python's operator precedence, low to high.
 _BINARY_PRECEDENCE = {
     cst.BitOr: 6,
@@ -88,69 +90,102 @@ def _spaced(operator: cst.BaseBinaryOp, hug: bool) -> cst.BaseBinaryOp:
     return operator.with_changes(whitespace_before=space, whitespace_after=space)
 
 
+def _binary(node: cst.BinaryOperation) -> cst.BinaryOperation:
+    own = _BINARY_PRECEDENCE[type(node.operator)]
+    left, right = node.left, node.right
+    if own == 13:  # ** binds right to left and its right operand may be unary
+        left_needs = _precedence(left) <= own
+        right_needs = _precedence(right) < _UNARY
+    else:
+        left_needs = _precedence(left) < own
+        right_needs = _precedence(right) <= own
+    hug = own == 13 and not left_needs and _simple(left) and _simple(right)
+    return node.with_changes(
+        left=_wrap(left, left_needs),
+        operator=_spaced(node.operator, hug=hug),
+        right=_wrap(right, right_needs),
+    )
+
+
+def _unary(node: cst.UnaryOperation) -> cst.UnaryOperation:
+    operand = node.expression
+    return node.with_changes(expression=_wrap(operand, _precedence(operand) < _precedence(node)))
+
+
+def _comparison(node: cst.Comparison) -> cst.Comparison:
+    comparisons = tuple(
+        c.with_changes(comparator=_wrap(c.comparator, _precedence(c.comparator) <= 5))
+        for c in node.comparisons
+    )
+    return node.with_changes(
+        left=_wrap(node.left, _precedence(node.left) <= 5), comparisons=comparisons
+    )
+
+
+def _attribute(node: cst.Attribute) -> cst.Attribute:
+    value = node.value
+    needs = _precedence(value) < _ATOM or isinstance(value, (cst.Integer, cst.Float))
+    return node.with_changes(value=_wrap(value, needs))
+
+
+def _call(node: cst.Call) -> cst.Call:
+    args = tuple(a.with_changes(value=_wrap(a.value, False)) for a in node.args)
+    return node.with_changes(func=_wrap(node.func, _precedence(node.func) < _ATOM), args=args)
+
+
+def _subscript(node: cst.Subscript) -> cst.Subscript:
+    elements = tuple(
+        e.with_changes(slice=e.slice.with_changes(value=_wrap(e.slice.value, False)))
+        if isinstance(e.slice, cst.Index)
+        else e
+        for e in node.slice
+    )
+    value = _wrap(node.value, _precedence(node.value) < _ATOM)
+    return node.with_changes(value=value, slice=elements)
+
+
+def _sequence(node: cst.Tuple | cst.List):
+    return node.with_changes(
+        elements=tuple(e.with_changes(value=_wrap(e.value, False)) for e in node.elements)
+    )
+
+
+_PARENTHESIZERS = {
+    cst.BinaryOperation: _binary,
+    cst.UnaryOperation: _unary,
+    cst.Comparison: _comparison,
+    cst.Attribute: _attribute,
+    cst.Call: _call,
+    cst.Subscript: _subscript,
+    cst.Tuple: _sequence,
+    cst.List: _sequence,
+}
+
+
+def parenthesize_node(node: cst.CSTNode) -> cst.CSTNode:
+    """`node` with the parentheses of its children set by precedence (children done first)."""
+    fix = _PARENTHESIZERS.get(type(node))
+    return fix(node) if fix is not None else node
+
+
+def parenthesize_statement(statement: cst.BaseSmallStatement) -> cst.BaseSmallStatement:
+    """Parentheses of a whole small statement: none around its top-level expressions."""
+    statement = rewrite_statement(statement, parenthesize_node)
+    for field in ("value", "test"):
+        value = getattr(statement, field, None)
+        if isinstance(value, cst.BaseExpression):
+            statement = statement.with_changes(**{field: _wrap(value, False)})
+    return statement
+
+
 class Parenthesize(cst.CSTTransformer):
-    """Rewrites parentheses so that there are exactly those precedence requires, and spaces
-    operators the way black does."""
+    """Sets parentheses by precedence and spaces operators the way black does, in any tree
+    (`render_module` uses the faster per-statement form)."""
 
-    def leave_BinaryOperation(self, original, updated):
-        own = _BINARY_PRECEDENCE[type(updated.operator)]
-        left, right = updated.left, updated.right
-        if own == 13:  # ** binds right to left and its right operand may be unary
-            left_needs = _precedence(left) <= own
-            right_needs = _precedence(right) < _UNARY
-        else:
-            left_needs = _precedence(left) < own
-            right_needs = _precedence(right) <= own
-        hug = own == 13 and not left_needs and _simple(left) and _simple(right)
-        operator = _spaced(updated.operator, hug=hug)
-        return updated.with_changes(
-            left=_wrap(left, left_needs), operator=operator, right=_wrap(right, right_needs)
-        )
-
-    def leave_UnaryOperation(self, original, updated):
-        own = _precedence(updated)
-        operand = updated.expression
-        return updated.with_changes(expression=_wrap(operand, _precedence(operand) < own))
-
-    def leave_Comparison(self, original, updated):
-        left = _wrap(updated.left, _precedence(updated.left) <= 5)
-        comparisons = tuple(
-            c.with_changes(comparator=_wrap(c.comparator, _precedence(c.comparator) <= 5))
-            for c in updated.comparisons
-        )
-        return updated.with_changes(left=left, comparisons=comparisons)
-
-    def leave_Attribute(self, original, updated):
-        value = updated.value
-        needs = _precedence(value) < _ATOM or isinstance(value, (cst.Integer, cst.Float))
-        return updated.with_changes(value=_wrap(value, needs))
-
-    def leave_Call(self, original, updated):
-        return updated.with_changes(func=_wrap(updated.func, _precedence(updated.func) < _ATOM))
-
-    def leave_Subscript(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, _precedence(updated.value) < _ATOM))
-
-    # positions where no parentheses are ever needed
-    def leave_Arg(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, False))
-
-    def leave_Assign(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, False))
-
-    def leave_AugAssign(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, False))
-
-    def leave_Return(self, original, updated):
-        if updated.value is None:
-            return updated
-        return updated.with_changes(value=_wrap(updated.value, False))
-
-    def leave_Element(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, False))
-
-    def leave_Index(self, original, updated):
-        return updated.with_changes(value=_wrap(updated.value, False))
+    def on_leave(self, original, updated):
+        if isinstance(updated, cst.BaseSmallStatement):
+            return parenthesize_statement(updated)
+        return updated
 
 
 _RUNTIME_NAMES = frozenset(runtime.__all__) - {
@@ -181,7 +216,13 @@ class _Referenced(cst.CSTVisitor):
 
 def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[str, object]) -> str:
     """The complete source of a module defining `funcdef`."""
-    funcdef = funcdef.visit(Parenthesize())
+    lines = tuple(
+        line.with_changes(body=tuple(parenthesize_statement(s) for s in line.body))
+        if isinstance(line, cst.SimpleStatementLine)
+        else line.visit(Parenthesize())
+        for line in funcdef.body.body
+    )
+    funcdef = funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
     referenced = _Referenced()
     funcdef.body.visit(referenced)
     names = referenced.names

@@ -16,67 +16,23 @@ pass's output). Four rewrites, repeated until nothing changes:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 
 import libcst as cst
 
-from .templates import Substitute
+from .walk import _NameReader, read_names, rewrite_statement, substitute_names
 
 _TEMP_PREFIXES = ("_t", "_d")
 
 
-class _Usage(cst.CSTVisitor):
+@dataclasses.dataclass(frozen=True)
+class _Usage:
     """Names a statement reads, assigns, and updates in place."""
 
-    def __init__(self) -> None:
-        self.reads: list[str] = []
-        self.writes: list[str] = []
-        self.mutates: list[str] = []
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> bool:
-        self.reads.append(node.value)
-        return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
-        self._target(node.target)
-        return False
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
-        target = node.target
-        if isinstance(target, cst.Name):
-            self.reads.append(target.value)
-            self.mutates.append(target.value)
-        else:
-            target.visit(self)
-            base = _base_name(target)
-            if base is not None:
-                self.mutates.append(base)
-        node.value.visit(self)
-        return False
-
-    def visit_Call(self, node: cst.Call) -> bool:
-        if isinstance(node.func, cst.Name) and node.func.value == "accumulate_at" and node.args:
-            base = _base_name(node.args[0].value)
-            if base is not None:
-                self.mutates.append(base)
-        return True
-
-    def _target(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.writes.append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value)
-        else:
-            target.visit(self)
+    reads: tuple[str, ...]
+    writes: tuple[str, ...]
+    mutates: tuple[str, ...]
 
 
 def _base_name(expr: cst.BaseExpression) -> str | None:
@@ -85,9 +41,58 @@ def _base_name(expr: cst.BaseExpression) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
+def _targets(target: cst.BaseExpression, writes: list, reads: list) -> None:
+    if isinstance(target, cst.Name):
+        writes.append(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _targets(element.value, writes, reads)
+    else:
+        read_names(target, reads)
+
+
+_usage_cache: dict[int, tuple[cst.SimpleStatementLine, _Usage]] = {}
+
+
 def _usage(line: cst.SimpleStatementLine) -> _Usage:
-    usage = _Usage()
-    line.body[0].visit(usage)
+    cached = _usage_cache.get(id(line))
+    if cached is not None and cached[0] is line:
+        return cached[1]
+    statement = line.body[0]
+    reads: list[str] = []
+    writes: list[str] = []
+    mutates: list[str] = []
+    kind = type(statement)
+    if kind is cst.Assign:
+        read_names(statement.value, reads)
+        for target in statement.targets:
+            _targets(target.target, writes, reads)
+    elif kind is cst.AugAssign:
+        target = statement.target
+        if isinstance(target, cst.Name):
+            reads.append(target.value)
+        else:
+            read_names(target, reads)
+        base = _base_name(target)
+        if base is not None:
+            mutates.append(base)
+        read_names(statement.value, reads)
+    elif kind is cst.Expr:
+        value = statement.value
+        read_names(value, reads)
+        if isinstance(value, cst.Call) and _is_name(value.func, "accumulate_at") and value.args:
+            base = _base_name(value.args[0].value)
+            if base is not None:
+                mutates.append(base)
+    elif kind is cst.Return:
+        if statement.value is not None:
+            read_names(statement.value, reads)
+    else:
+        statement.visit(_NameReader(reads))
+    usage = _Usage(tuple(reads), tuple(writes), tuple(mutates))
+    if len(_usage_cache) > 4096:
+        _usage_cache.clear()
+    _usage_cache[id(line)] = (line, usage)
     return usage
 
 
@@ -117,8 +122,8 @@ def propagate(lines: list, params: frozenset[str]) -> tuple[list, bool]:
     mapping: dict[str, cst.BaseExpression] = {}
     keep = []
     for line in lines:
-        if mapping:
-            line = line.visit(Substitute(mapping))
+        if mapping and any(name in mapping for name in _usage(line).reads):
+            line = _replace_line(line, substitute_names(line.body[0], mapping))
         assign = _single_name_assign(line)
         if assign is not None:
             target, value = assign
@@ -173,44 +178,48 @@ _ARITHMETIC = {
 }
 
 
-class _Fold(cst.CSTTransformer):
+class _Fold:
+    """Folds one expression node whose children are already folded (see `rewrite`)."""
+
     def __init__(self) -> None:
         self.changed = False
 
-    def leave_BinaryOperation(self, original, updated):
-        left, right = _number(updated.left), _number(updated.right)
-        op = type(updated.operator)
+    def __call__(self, node: cst.CSTNode) -> cst.CSTNode:
+        kind = type(node)
+        if kind is cst.BinaryOperation:
+            return self.binary(node)
+        if kind is cst.UnaryOperation:
+            inner = node.expression
+            if (
+                isinstance(node.operator, cst.Minus)
+                and isinstance(inner, cst.UnaryOperation)
+                and isinstance(inner.operator, cst.Minus)
+            ):
+                self.changed = True
+                return inner.expression
+        elif kind is cst.Call:
+            simpler = _fold_helper(node)
+            if simpler is not None:
+                self.changed = True
+                return simpler
+        return node
+
+    def binary(self, node: cst.BinaryOperation) -> cst.BaseExpression:
+        left, right = _number(node.left), _number(node.right)
+        op = type(node.operator)
         if left is not None and right is not None and op in _ARITHMETIC:
             try:
                 value = _ARITHMETIC[op](left, right)
             except (ZeroDivisionError, OverflowError):
-                return updated
+                return node
             if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 1e15:
                 self.changed = True
                 return _literal(value)
-        simpler = _identity(updated, op, left, right)
+        simpler = _identity(node, op, left, right)
         if simpler is not None:
             self.changed = True
             return simpler
-        return updated
-
-    def leave_Call(self, original, updated):
-        simpler = _fold_helper(updated)
-        if simpler is not None:
-            self.changed = True
-            return simpler
-        return updated
-
-    def leave_UnaryOperation(self, original, updated):
-        inner = updated.expression
-        if (
-            isinstance(updated.operator, cst.Minus)
-            and isinstance(inner, cst.UnaryOperation)
-            and isinstance(inner.operator, cst.Minus)
-        ):
-            self.changed = True
-            return inner.expression
-        return updated
+        return node
 
 
 def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression | None:
@@ -255,9 +264,20 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+_folded: dict[int, cst.SimpleStatementLine] = {}
+
+
 def fold(lines: list) -> tuple[list, bool]:
     folder = _Fold()
-    return [line.visit(folder) for line in lines], folder.changed
+    out = []
+    for line in lines:
+        if _folded.get(id(line)) is not line:
+            line = _replace_line(line, rewrite_statement(line.body[0], folder))
+            if len(_folded) > 4096:
+                _folded.clear()
+            _folded[id(line)] = line
+        out.append(line)
+    return out, folder.changed
 
 
 # -- inlining -------------------------------------------------------------------------------
@@ -284,7 +304,7 @@ def inline(lines: list) -> tuple[list, bool]:
                 statement = lines[j].body[0]
                 if isinstance(statement, cst.AugAssign) and _base_name(statement.target) == target:
                     break
-                lines[j] = lines[j].visit(Substitute({target: value}))
+                lines[j] = _replace_line(lines[j], substitute_names(statement, {target: value}))
                 usages[j] = _usage(lines[j])
                 lines[i] = _Marked(lines[i])
                 changed = True

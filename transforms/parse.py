@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import linecache
 import textwrap
 import types
 from collections.abc import Mapping
@@ -84,7 +85,7 @@ def parse_function(fn: object) -> ParsedFunction:
 def _parse_code(code: types.CodeType) -> ParsedFunction:
     name = code.co_name
     try:
-        lines, first_line = inspect.getsourcelines(code)
+        lines, first_line = source_lines(code)
     except (OSError, TypeError) as exc:
         raise TypeError(
             f"cannot read the source of {name!r} (defined in {code.co_filename}): s2sgrad "
@@ -125,6 +126,19 @@ def _parse_code(code: types.CodeType) -> ParsedFunction:
         lines=tuple(dedented.splitlines()),
         positions=positions,
     )
+
+
+def source_lines(code: types.CodeType) -> tuple[list[str], int]:
+    """The lines of the definition `code` was compiled from, and the number of the first.
+
+    Like `inspect.getsourcelines`, without its search through every loaded module for the
+    function's module (which costs more than parsing a small function).
+    """
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise OSError(f"no source for {code.co_filename}")
+    start = code.co_firstlineno - 1
+    return inspect.getblock(lines[start:]), start + 1
 
 
 def _find_def(module: cst.Module, name: str) -> cst.FunctionDef | None:

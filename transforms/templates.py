@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import textwrap
 from collections.abc import Callable, Mapping
 
 import libcst as cst
 
 from .naming import Namer
+from .parse import source_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,7 +57,8 @@ class Template:
 @functools.cache
 def load_template(fn: Callable) -> Template:
     """Parse the template function `fn` (cached: each template is parsed once per process)."""
-    source = textwrap.dedent(inspect.getsource(fn))
+    lines, _ = source_lines(fn.__code__)
+    source = textwrap.dedent("".join(lines))
     module = cst.parse_module(source)
     funcdef = next(s for s in module.body if isinstance(s, cst.FunctionDef))
     params = funcdef.params
