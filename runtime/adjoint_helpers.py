@@ -9,15 +9,30 @@ the shapes already agree.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+# Arguments each helper reads only for their shape (by position). The compiler may pass any value
+# of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
+SHAPE_ONLY_ARGUMENTS = {
+    "unbroadcast": (1, 2),
+    "match_shape": (1,),
+    "unreduce": (1,),
+    "reduced_count": (0,),
+    "np.size": (0,),
+    "np.shape": (0,),
+}
+
 __all__ = [
+    "SHAPE_ONLY_ARGUMENTS",
     "accumulate_at",
     "fresh_adjoint",
     "index_adjoint",
     "match_shape",
     "matmul_left",
     "matmul_right",
+    "reduced_count",
     "unbroadcast",
     "unreduce",
     "zero_adjoint",
@@ -91,6 +106,15 @@ def unreduce(g, x, axis=None, keepdims=False):
         reduced_shape = tuple(n for i, n in enumerate(np.shape(x)) if i not in axes)
         g = np.broadcast_to(g, reduced_shape)
     return np.expand_dims(g, axes)
+
+
+def reduced_count(x, axis=None):
+    """How many elements of `x` each result of a reduction over `axis` combines (for mean)."""
+    shape = _shape(x)
+    if axis is None:
+        return math.prod(shape)
+    axes = (axis,) if isinstance(axis, int) else axis
+    return math.prod(shape[a] for a in axes)
 
 
 def index_adjoint(g, x, index):

@@ -19,6 +19,7 @@ import dataclasses
 import re
 
 import libcst as cst
+from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
 from .activity import Activity
 from .anf import NormalForm, name_expr
@@ -27,6 +28,7 @@ from .naming import Namer
 from .operations import COPY, Operation, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
+from .walk import read_names, rewrite, rewrite_statement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +39,15 @@ class ReverseSpec:
     wrt: tuple[str, ...]
     wrt_is_tuple: bool
     with_value: bool
+
+
+def _dotted(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _dotted(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    return None
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
@@ -59,6 +70,22 @@ class _Adjoints:
         self.owned: set[str] = set()
         self.statements: list[cst.BaseSmallStatement] = []
         self.comments: dict[int, str] = {}  # statement index -> comment
+
+    def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
+        """A helper call with its shape-only arguments replaced by shape representatives."""
+        if type(node) is not cst.Call:
+            return node
+        spelled = _dotted(node.func)
+        positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
+        if not positions:
+            return node
+        args = tuple(
+            a.with_changes(value=self.shapes.representative(a.value))
+            if i in positions and a.keyword is None
+            else a
+            for i, a in enumerate(node.args)
+        )
+        return node.with_changes(args=args)
 
     def emit(self, statement: cst.BaseSmallStatement) -> None:
         self.statements.append(statement)
@@ -95,7 +122,8 @@ class _Adjoints:
         """Ensure the adjoint of `primal` has exactly its shape; return its name."""
         name = self.names[primal]
         if name not in self.full and not self.shapes.is_scalar(cst.Name(primal)):
-            self.emit(_assign(name, _call("match_shape", cst.Name(name), cst.Name(primal))))
+            shape_of = self.shapes.representative(cst.Name(primal))
+            self.emit(_assign(name, _call("match_shape", cst.Name(name), shape_of)))
         self.full.add(name)
         return name
 
@@ -185,7 +213,7 @@ def _result(op: Operation, nf: NormalForm) -> tuple[str, cst.BaseExpression]:
 
 def _emit_instance(instance, adjoints: _Adjoints) -> None:
     for statement in instance.statements:
-        adjoints.emit(statement)
+        adjoints.emit(rewrite_statement(statement, adjoints.shape_only))
 
 
 def _active_names(expr: cst.BaseExpression, adjoints: _Adjoints, op: Operation) -> bool:
@@ -207,11 +235,21 @@ def _contribute(
         return
     if not isinstance(arg, cst.Name) or arg.value not in adjoints.active:
         return
+    contribution = rewrite(contribution, adjoints.shape_only)
     target = cst.Name(op.targets[0])  # elementwise rules have a single result
     if op.rule.elementwise:
-        full = g.value in adjoints.full
+        # the contribution broadcasts to the result, so it has the result's exact shape if g
+        # does or if it reads a value of that shape (``g * (1 - ans**2)``)
+        full = g.value in adjoints.full or any(
+            shapes.same(cst.Name(name), target) for name in read_names(contribution, [])
+        )
         if not shapes.same(arg, target):
-            contribution = _call("unbroadcast", contribution, arg, target)
+            contribution = _call(
+                "unbroadcast",
+                contribution,
+                shapes.representative(arg),
+                shapes.representative(target),
+            )
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction

@@ -31,6 +31,7 @@ class ShapeTokens:
 
     def __init__(self, tokens: dict[str, object], namespace: Mapping[str, object]):
         self._tokens = tokens  # filled in by infer_shapes as it walks the statements
+        self._first: dict[object, str] = {}
         self._namespace = namespace
         self._fresh = itertools.count()
 
@@ -45,6 +46,15 @@ class ShapeTokens:
         if found and isinstance(value, np.ndarray):
             return ("shape", value.shape)
         return ("symbol", next(self._fresh), id(self))
+
+    def representative(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """The first-defined name with `expr`'s shape: helpers that read only a shape use it,
+        so they keep no later (larger, or otherwise dead) value alive."""
+        if isinstance(expr, cst.Name):
+            first = self._first.get(self._tokens.get(expr.value))
+            if first is not None:
+                return cst.Name(first)
+        return expr
 
     def same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
         return self.of(a) == self.of(b)
@@ -70,6 +80,8 @@ def infer_shapes(
         for target in op.targets:
             single = len(op.targets) == 1 and token is not None
             tokens[target] = token if single else ("symbol", next(symbols))
+    for name, token in tokens.items():  # dicts keep definition order: parameters first
+        shapes._first.setdefault(token, name)
     return shapes
 
 

@@ -14,7 +14,7 @@ of them (products of the other elements come from cumulative products, not ``ans
 
 import numpy as np
 
-from ..adjoint_helpers import unreduce
+from ..adjoint_helpers import reduced_count, unreduce
 from ..array_helpers import extremum_weights, prod_of_others, reverse_cumsum, safe_divide
 from ..registry import registry
 
@@ -28,7 +28,7 @@ def sum_(g, ans, a, axis=None, dtype=None, keepdims=False):
 
 @vjp(np.mean, reduction=True)
 def mean(g, ans, a, axis=None, dtype=None, keepdims=False):
-    return unreduce(g, a, axis, keepdims) * (np.size(ans) / np.size(a))
+    return unreduce(g, a, axis, keepdims) / reduced_count(a, axis)
 
 
 @vjp(np.prod, reduction=True)
@@ -44,14 +44,14 @@ def extremum(g, ans, a, axis=None, keepdims=False):
 @vjp(np.var, reduction=True)
 def var(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    count = np.size(a) / np.size(ans)
+    count = reduced_count(a, axis)
     return unreduce(g, a, axis, keepdims) * (2 / (count - ddof)) * centered
 
 
 @vjp(np.std, reduction=True)
 def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
-    count = np.size(a) / np.size(ans)
+    count = reduced_count(a, axis)
     scale = safe_divide(unreduce(g, a, axis, keepdims), unreduce(ans, a, axis, keepdims))
     return scale * centered / (count - ddof)
 
