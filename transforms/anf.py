@@ -73,7 +73,7 @@ def name_expr(dotted: str) -> cst.BaseExpression:
 
 
 def is_literal(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+    if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis)):
         return True
     if isinstance(expr, cst.ConcatenatedString):
         return True
