@@ -16,7 +16,7 @@ import numpy as np
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
 SHAPE_ONLY_ARGUMENTS = {
-    "unbroadcast": (1, 2),
+    "unbroadcast": (1, 2, 3, 4),
     "match_shape": (1,),
     "unreduce": (1,),
     "reduced_count": (0,),
@@ -43,22 +43,29 @@ def _shape(value) -> tuple:
     return getattr(value, "shape", ())
 
 
-def unbroadcast(g, x, ans=None):
-    """Reduce `g`, an adjoint contribution for `x` in an elementwise call that returned `ans`,
-    so that it broadcasts to ``x``'s shape.
+def unbroadcast(g, x, *operands):
+    """Reduce `g`, the contribution for `x` of an elementwise call on `x` and `operands`, so
+    that it broadcasts to ``x``'s shape.
 
-    `g` broadcasts to ``ans``'s shape but may be smaller (lazily broadcast, like the seed
-    ``1.0``). Along an axis where `x` was broadcast, `g` is summed if it has that axis and
-    multiplied by the axis length if it is itself still broadcast there: ``np.sum(x + b)`` with
-    ``b`` of shape (4,) and ``x`` of shape (3, 4) gives ``b`` the adjoint ``3.0``, not ``1.0``.
-    Without `ans`, `g` is taken to have the full result shape.
+    The call's result has the broadcast shape of `x` and `operands`; `g` broadcasts to it but
+    may be smaller (lazily broadcast, like the seed ``1.0``). Along an axis where `x` was
+    broadcast, `g` is summed if it has that axis and multiplied by the axis length if it is
+    itself still broadcast there: in ``np.sum(x + b)`` with ``b`` of shape (4,) and ``x`` of
+    shape (3, 4), ``b``'s adjoint is ``3.0``, not ``1.0``. Without `operands`, `g` is taken to
+    have the full result shape. Operands are read only for their shapes.
     """
-    gshape = _shape(g)
-    shape = _shape(x)
-    ashape = gshape if ans is None else _shape(ans)
+    gshape = getattr(g, "shape", ())
+    shape = getattr(x, "shape", ())
+    if not operands:
+        ashape = gshape
+    else:
+        others = [getattr(o, "shape", ()) for o in operands]
+        ashape = shape if all(o == shape for o in others) else np.broadcast_shapes(shape, *others)
     if gshape == shape == ashape:
         return g
     nd = len(ashape)
+    if gshape == ashape and shape == ashape[nd - len(shape) :]:
+        return g.sum(axis=tuple(range(nd - len(shape))))  # the bias case: leading axes only
     gpad = (1,) * (nd - len(gshape)) + tuple(gshape)
     xpad = (1,) * (nd - len(shape)) + tuple(shape)
     summed = tuple(i for i in range(nd) if xpad[i] == 1 and gpad[i] != 1)
@@ -148,7 +155,7 @@ def _is_basic_index(index) -> bool:
 
 def matmul_left(g, x, y):
     """The adjoint of `x` in ``x @ y``."""
-    if np.ndim(x) == 2 and np.ndim(y) == 2:
+    if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) == 2:
         return g @ y.T
     x_nd, y_nd = np.ndim(x), np.ndim(y)
     if x_nd == 1 and y_nd == 1:
@@ -165,7 +172,7 @@ def matmul_left(g, x, y):
 
 def matmul_right(g, x, y):
     """The adjoint of `y` in ``x @ y``."""
-    if np.ndim(x) == 2 and np.ndim(y) == 2:
+    if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) == 2:
         return x.T @ g
     x_nd, y_nd = np.ndim(x), np.ndim(y)
     if x_nd == 1 and y_nd == 1:

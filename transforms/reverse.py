@@ -187,13 +187,35 @@ def _differentiate(
         return
     instance = instantiate(template, {**bound, **leading}, namer)
     _emit_instance(instance, adjoints)
-    for param, contribution in zip(template.params, instance.contributions, strict=False):
-        if (
-            contribution is not None
-            and param in bound
-            and _active_names(bound[param], adjoints, op)
-        ):
-            _contribute(bound[param], contribution, op, adjoints, shapes, g)
+    pairs = [
+        (bound[param], contribution)
+        for param, contribution in zip(template.params, instance.contributions, strict=False)
+        if contribution is not None and param in bound and _active_names(bound[param], adjoints, op)
+    ]
+    for arg, contribution in _merge_repeated(pairs):
+        _contribute(arg, contribution, op, adjoints, shapes, g)
+
+
+def _merge_repeated(pairs):
+    """Equal contributions to one argument become one scaled contribution: ``x * x`` gives
+    ``dx = 2 * (g * x)``, not two additions of ``g * x``."""
+    merged: list[list] = []
+    for arg, contribution in pairs:
+        for entry in merged:
+            if (
+                isinstance(arg, cst.Name)
+                and isinstance(entry[0], cst.Name)
+                and entry[0].value == arg.value
+                and entry[1].deep_equals(contribution)
+            ):
+                entry[2] += 1
+                break
+        else:
+            merged.append([arg, contribution, 1])
+    return [
+        (arg, c if k == 1 else cst.BinaryOperation(cst.Integer(str(k)), cst.Multiply(), c))
+        for arg, c, k in merged
+    ]
 
 
 def _result(op: Operation, nf: NormalForm) -> tuple[str, cst.BaseExpression]:
@@ -244,16 +266,20 @@ def _contribute(
             shapes.same(cst.Name(name), target) for name in read_names(contribution, [])
         )
         if not shapes.same(arg, target):
-            contribution = _call(
-                "unbroadcast",
-                contribution,
-                shapes.representative(arg),
-                shapes.representative(target),
-            )
+            others = [
+                shapes.representative(a)
+                for a in op.args
+                if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
+            ]
+            contribution = _call("unbroadcast", contribution, shapes.representative(arg), *others)
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction
     adjoints.contribute(arg.value, contribution, full=full)
+
+
+def _is_literal_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _differentiate_index(op: Operation, adjoints: _Adjoints) -> None:
