@@ -187,22 +187,60 @@ class _Fold:
     def __call__(self, node: cst.CSTNode) -> cst.CSTNode:
         kind = type(node)
         if kind is cst.BinaryOperation:
-            return self.binary(node)
-        if kind is cst.UnaryOperation:
+            node = self.binary(node)
+            if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Multiply):
+                return self.product(node, negate=False)
+            return node
+        if kind is cst.UnaryOperation and isinstance(node.operator, cst.Minus):
             inner = node.expression
-            if (
-                isinstance(node.operator, cst.Minus)
-                and isinstance(inner, cst.UnaryOperation)
-                and isinstance(inner.operator, cst.Minus)
-            ):
+            if isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):
                 self.changed = True
                 return inner.expression
+            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Multiply):
+                return self.product(inner, negate=True)
+            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+                # -(a / b) is (-a) / b, so a numeric factor of a absorbs the sign
+                self.changed = True
+                return inner.with_changes(left=self(cst.UnaryOperation(cst.Minus(), inner.left)))
         elif kind is cst.Call:
-            simpler = _fold_helper(node)
+            simpler = _fold_helper(node) or _fold_constant_call(node)
             if simpler is not None:
                 self.changed = True
                 return simpler
         return node
+
+    def product(self, node: cst.BinaryOperation, negate: bool) -> cst.BaseExpression:
+        """A product chain with its numbers multiplied into one leading factor and any minus
+        sign absorbed there: ``g * 2 * x * 100.0`` is ``200.0 * g * x``, ``-(g * 2 * x)`` is
+        ``-2 * g * x``. The numbers then cost one scalar operation, not one per array pass."""
+        factors: list[cst.BaseExpression] = []
+        _flatten_product(node, factors)
+        constant: float | int = -1 if negate else 1
+        others = []
+        for factor in factors:
+            value = _number(factor)
+            if value is not None:
+                constant *= value
+            elif isinstance(factor, cst.UnaryOperation) and isinstance(factor.operator, cst.Minus):
+                constant = -constant
+                others.append(factor.expression)
+            else:
+                others.append(factor)
+        numbers = len(factors) - len(others)
+        if not negate and numbers <= 1 and (numbers == 0 or _number(factors[0]) is not None):
+            if not any(isinstance(f, cst.UnaryOperation) for f in factors):
+                return node  # already canonical
+        self.changed = True
+        if not others:
+            return _literal(constant)
+        result = others[0]
+        if constant == -1:
+            result = cst.UnaryOperation(cst.Minus(), result)
+        elif constant != 1:
+            result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
+        for factor in others[1:]:
+            result = cst.BinaryOperation(result, cst.Multiply(), factor)
+        return result
 
     def binary(self, node: cst.BinaryOperation) -> cst.BaseExpression:
         left, right = _number(node.left), _number(node.right)
@@ -243,7 +281,59 @@ def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression 
         return node.left
     elif op is cst.Power and right == 1:
         return node.left
+    elif op is cst.Power and right == 2 and isinstance(node.left, cst.Name):
+        return cst.BinaryOperation(node.left, cst.Multiply(), node.left)  # cheaper than ** 2
     return None
+
+
+def _flatten_product(node: cst.BaseExpression, factors: list) -> None:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        _flatten_product(node.left, factors)
+        _flatten_product(node.right, factors)
+    else:
+        factors.append(node)
+
+
+_CONSTANTS = {"math.e": math.e, "math.pi": math.pi, "np.e": math.e, "np.pi": math.pi}
+_PURE = {
+    "math.log": math.log,
+    "math.exp": math.exp,
+    "math.sqrt": math.sqrt,
+    "np.log": math.log,
+    "np.exp": math.exp,
+    "np.sqrt": math.sqrt,
+    "np.log2": math.log2,
+    "np.log10": math.log10,
+}
+
+
+def _dotted(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _dotted(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    return None
+
+
+def _fold_constant_call(call: cst.Call) -> cst.BaseExpression | None:
+    """``math.log(math.e)``, ``np.log(2.0)``: computed once, here, instead of on every call."""
+    function = _PURE.get(_dotted(call.func) or "")
+    if function is None or not call.args or any(a.keyword is not None for a in call.args):
+        return None
+    values = []
+    for arg in call.args:
+        value = _number(arg.value)
+        if value is None:
+            value = _CONSTANTS.get(_dotted(arg.value) or "")
+        if value is None:
+            return None
+        values.append(value)
+    try:
+        result = float(function(*values))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+    return _literal(result) if math.isfinite(result) else None
 
 
 def _is_name(expr: cst.BaseExpression, value: str) -> bool:
@@ -256,6 +346,14 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
         return None
     args = [a.value for a in call.args]
     helper = call.func.value
+    if helper in ("unbroadcast", "match_shape") and args:
+        first = args[0]
+        if isinstance(first, cst.UnaryOperation) and isinstance(first.operator, cst.Minus):
+            # linear in its first argument: the sign moves out, where a product can absorb it
+            inner = call.with_changes(
+                args=(call.args[0].with_changes(value=first.expression), *call.args[1:])
+            )
+            return cst.UnaryOperation(cst.Minus(), inner)
     if helper == "unreduce" and len(args) >= 2:
         axis_none = len(args) < 3 or _is_name(args[2], "None")
         keepdims = len(args) >= 4 and _is_name(args[3], "True")
