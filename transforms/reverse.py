@@ -266,11 +266,17 @@ def _contribute(
             shapes.same(cst.Name(name), target) for name in read_names(contribution, [])
         )
         if not shapes.same(arg, target):
-            others = [
-                shapes.representative(a)
-                for a in op.args
-                if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
-            ]
+            # a full contribution has the result's shape; a lazy one needs the other operands
+            # to tell how many times `arg` was repeated
+            others = (
+                []
+                if full
+                else [
+                    shapes.representative(a)
+                    for a in op.args
+                    if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
+                ]
+            )
             contribution = _call("unbroadcast", contribution, shapes.representative(arg), *others)
     else:
         # rule results have their argument's shape, except reductions', which broadcast
