@@ -35,14 +35,29 @@ from .parse import ParsedFunction
 from .resolve import Resolution
 
 
-@dataclasses.dataclass(frozen=True)
 class Origin:
-    """Where a value came from in the user's source."""
+    """Where a value came from in the user's source: the node, resolved to a position only
+    when a message needs it (positions cost more to compute than everything else in parsing)."""
 
-    filename: str
-    line: int
-    col: int
-    text: str
+    def __init__(self, parsed: ParsedFunction, node: cst.CSTNode):
+        self._parsed = parsed
+        self._node = node
+
+    @property
+    def filename(self) -> str:
+        return self._parsed.filename
+
+    @property
+    def line(self) -> int:
+        return self._parsed.position(self._node)[0]
+
+    @property
+    def col(self) -> int:
+        return self._parsed.position(self._node)[1]
+
+    @property
+    def text(self) -> str:
+        return self._parsed.source_line(self._node)
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
@@ -108,7 +123,7 @@ class _Normalizer:
         for statement in self.parsed.funcdef.body.body:
             if self.output is not None:
                 break  # code after the return never runs
-            self.source_line, _ = self.parsed.position(statement)
+            self.source_line = self.parsed.statement_line(statement)
             self.comment = f"# line {self.source_line}: {_first_line(statement)}"
             for small in statement.body:
                 self.statement(small)
@@ -217,8 +232,7 @@ class _Normalizer:
         return new
 
     def origin(self, node: cst.CSTNode) -> Origin:
-        line, col = self.parsed.position(node)
-        return Origin(self.parsed.filename, line, col, self.parsed.source_line(node))
+        return Origin(self.parsed, node)
 
     # -- expressions -----------------------------------------------------------------------
     def atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:

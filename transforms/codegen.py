@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import libcst as cst
 import s2sgrad.runtime as runtime
 
-from .walk import rewrite_statement
+from .walk import read_names, rewrite_statement
 
 # Python's operator precedence, low to high.
 _BINARY_PRECEDENCE = {
@@ -202,18 +202,6 @@ def runtime_names() -> frozenset[str]:
     return _RUNTIME_NAMES
 
 
-class _Referenced(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
 def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[str, object]) -> str:
     """The complete source of a module defining `funcdef`."""
     lines = tuple(
@@ -223,9 +211,11 @@ def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[s
         for line in funcdef.body.body
     )
     funcdef = funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
-    referenced = _Referenced()
-    funcdef.body.visit(referenced)
-    names = referenced.names
+    names: set[str] = set()
+    for line in funcdef.body.body:
+        names.update(
+            read_names(line.body[0], []) if isinstance(line, cst.SimpleStatementLine) else ()
+        )
     header = [f'"""{docstring}"""', ""]
     if "math" in names:
         header.append("import math")

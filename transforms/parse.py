@@ -8,9 +8,9 @@ comments and keep references to original nodes when they need to report an error
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
-import inspect
 import linecache
 import textwrap
 import types
@@ -32,7 +32,9 @@ class ParsedFunction:
         first_line: the file line number of the snippet's first line.
         indent: columns removed by dedenting the snippet.
         lines: the snippet's (dedented) source lines, for comments and messages.
-        positions: libcst positions of every node of the snippet tree.
+        module: the parsed snippet; `positions` are computed from it only when asked for
+            (they cost more than the rest of parsing, and only error messages need columns).
+        statement_lines: file line of each top-level statement of the body (from `ast`).
     """
 
     funcdef: cst.FunctionDef
@@ -40,7 +42,21 @@ class ParsedFunction:
     first_line: int
     indent: int
     lines: tuple[str, ...]
-    positions: Mapping[cst.CSTNode, CodeRange]
+    module: cst.Module
+    original_def: cst.FunctionDef
+    statement_lines: Mapping[cst.CSTNode, int]
+
+    @functools.cached_property
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
+        wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+        positions = dict(wrapper.resolve(PositionProvider))
+        positions[self.funcdef] = positions[self.original_def]
+        return positions
+
+    def statement_line(self, statement: cst.CSTNode) -> int:
+        """The file line where a top-level statement of the body starts."""
+        line = self.statement_lines.get(statement)
+        return line if line is not None else self.position(statement)[0]
 
     @property
     def name(self) -> str:
@@ -110,35 +126,76 @@ def _parse_code(code: types.CodeType) -> ParsedFunction:
             first_line + exc.raw_line - 1,
             exc.raw_column + indent,
         ) from None
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
     funcdef = _find_def(module, name)
     if funcdef is None:
         raise TypeError(f"cannot find the definition of {name!r} in {filename}:{first_line}")
     stripped = funcdef.with_changes(decorators=())
-    # keep positions for the undecorated def too (with_changes makes a new node)
-    positions = {**positions, stripped: positions[funcdef]}
     return ParsedFunction(
         funcdef=stripped,
         filename=filename,
         first_line=first_line,
         indent=indent,
         lines=tuple(dedented.splitlines()),
-        positions=positions,
+        module=module,
+        original_def=funcdef,
+        statement_lines=_statement_lines(funcdef, dedented, first_line),
     )
+
+
+def _statement_lines(funcdef: cst.FunctionDef, source: str, first_line: int) -> dict:
+    """File line of each top-level body statement, read from Python's own (fast) parser."""
+    tree = ast.parse(source)
+    node = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
+    )
+    if node is None:
+        return {}
+    lines: dict[cst.CSTNode, int] = {}
+    statements = iter(node.body)
+    for statement in funcdef.body.body:
+        count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+        first = None
+        for _ in range(count):
+            parsed = next(statements, None)
+            if parsed is not None and first is None:
+                first = parsed.lineno
+        if first is None:
+            break
+        lines[statement] = first + first_line - 1
+    return lines
 
 
 def source_lines(code: types.CodeType) -> tuple[list[str], int]:
     """The lines of the definition `code` was compiled from, and the number of the first.
 
-    Like `inspect.getsourcelines`, without its search through every loaded module for the
-    function's module (which costs more than parsing a small function).
+    Like `inspect.getsourcelines`, but without its search through every loaded module and its
+    pure-Python tokenizer: the block ends at the last line the code (or code nested in it)
+    executes, extended over the lines that continue it (more indented, or closing brackets).
     """
     lines = linecache.getlines(code.co_filename)
     if not lines:
         raise OSError(f"no source for {code.co_filename}")
     start = code.co_firstlineno - 1
-    return inspect.getblock(lines[start:]), start + 1
+    end = max(_last_line(code), start + 1)
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    while end < len(lines):
+        text = lines[end]
+        stripped = text.strip()
+        deeper = len(text) - len(text.lstrip()) > indent
+        if stripped and not deeper and not stripped.startswith((")", "]", "}")):
+            break
+        end += 1
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return lines[start:end], start + 1
+
+
+def _last_line(code: types.CodeType) -> int:
+    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
 
 
 def _find_def(module: cst.Module, name: str) -> cst.FunctionDef | None:

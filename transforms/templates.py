@@ -17,6 +17,7 @@ import libcst as cst
 
 from .naming import Namer
 from .parse import source_lines
+from .walk import substitute_names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,9 +122,16 @@ def instantiate(
     mapping = dict(bindings)
     for local in sorted(template.local_names):
         mapping[local] = cst.Name(namer.temp())
-    substitute = Substitute(mapping)
-    statements = tuple(statement.visit(substitute) for statement in template.body)
-    result = template.result.visit(substitute)
+    statements = tuple(
+        substitute_names(statement, mapping).with_changes(
+            targets=tuple(
+                t.with_changes(target=mapping.get(t.target.value, t.target))
+                for t in statement.targets
+            )
+        )
+        for statement in template.body
+    )
+    result = substitute_names(template.result, mapping)
     if isinstance(template.result, cst.Tuple):
         contributions = tuple(
             None if _is_none(element.value) else element.value for element in result.elements
@@ -134,19 +142,3 @@ def instantiate(
 
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
-
-
-class Substitute(cst.CSTTransformer):
-    """Replaces names by expressions, leaving attribute and keyword names alone."""
-
-    def __init__(self, mapping: Mapping[str, cst.BaseExpression]):
-        self.mapping = mapping
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        return self.mapping.get(original.value, updated)
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
-        return updated.with_changes(attr=original.attr)
-
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
-        return updated.with_changes(keyword=original.keyword)

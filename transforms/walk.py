@@ -134,14 +134,17 @@ class _Leave(cst.CSTTransformer):
 
 
 def substitute_names(node, mapping: Mapping[str, cst.BaseExpression]):
-    """`node` (an expression or a small statement) with the names in `mapping` replaced."""
+    """`node` (an expression or a small statement) with the names in `mapping` replaced;
+    names being assigned are left alone."""
 
     def leave(n):
         if type(n) is cst.Name:
             return mapping.get(n.value, n)
         return n
 
-    return rewrite_statement(node, leave)
+    if isinstance(node, cst.BaseSmallStatement):
+        return rewrite_statement(node, leave)
+    return rewrite(node, leave)
 
 
 def rewrite_statement(statement, leave):
