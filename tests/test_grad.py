@@ -175,3 +175,17 @@ def test_changed_global_is_seen_by_a_new_transform():
         assert sg.grad(scaled)(1.0) == pytest.approx(10.0)
     finally:
         SCALE = 2.0
+
+
+def test_wrapper_serves_other_argument_types_after_specializing():
+    df = sg.grad(programs.f_bcast2, wrt=(0, 1))
+    first = df(0.3, 0.8)  # the wrapper now runs this specialization directly
+    as_arrays = df(np.array([0.3]), np.array([0.8]))
+    again = df(0.3, 0.8)
+    np.testing.assert_allclose(np.ravel(as_arrays[0]), [first[0]])
+    np.testing.assert_allclose(again, first)
+    x = rng.random((3, 4))
+    b = rng.random(4)
+    got = df(x, b)
+    for i, want in enumerate(numerical_gradient(programs.f_bcast2, (x, b), k) for k in (0, 1)):
+        np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-6)
