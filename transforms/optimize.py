@@ -114,24 +114,28 @@ def _replace_line(line: cst.SimpleStatementLine, statement: cst.BaseSmallStateme
 
 def propagate(lines: list, params: frozenset[str]) -> tuple[list, bool]:
     writes = collections.Counter()
+    last_change: dict[str, int] = {}  # index of the last line assigning or updating a name
     mutated = set()
-    for line in lines:
+    for i, line in enumerate(lines):
         usage = _usage(line)
         writes.update(usage.writes)
         mutated.update(usage.mutates)
+        for name in (*usage.writes, *usage.mutates):
+            last_change[name] = i
     mapping: dict[str, cst.BaseExpression] = {}
     keep = []
-    for line in lines:
+    for i, line in enumerate(lines):
         if mapping and any(name in mapping for name in _usage(line).reads):
             line = _replace_line(line, substitute_names(line.body[0], mapping))
         assign = _single_name_assign(line)
         if assign is not None:
             target, value = assign
             if writes[target] == 1 and target not in mutated and target not in params:
+                # a copy of a name that never changes again (an accumulator after its last
+                # update included) can be read in its place
                 if _is_constant(value) or (
                     isinstance(value, cst.Name)
-                    and (writes[value.value] <= 1)
-                    and value.value not in mutated
+                    and last_change.get(value.value, -1) < i
                     and value.value not in ("True", "False", "None")
                 ):
                     mapping[target] = value
@@ -212,34 +216,42 @@ class _Fold:
     def product(self, node: cst.BinaryOperation, negate: bool) -> cst.BaseExpression:
         """A product chain with its numbers multiplied into one leading factor and any minus
         sign absorbed there: ``g * 2 * x * 100.0`` is ``200.0 * g * x``, ``-(g * 2 * x)`` is
-        ``-2 * g * x``. The numbers then cost one scalar operation, not one per array pass."""
-        factors: list[cst.BaseExpression] = []
-        _flatten_product(node, factors)
+        ``-2 * g * x``, ``2 * (g / (2 * r))`` is ``g / r``. The numbers then cost one scalar
+        operation, not one pass over an array each."""
+        factors: list[tuple[cst.BaseExpression, bool]] = []  # (factor, is a divisor)
+        _flatten_product(node, factors, divisor=False)
         constant: float | int = -1 if negate else 1
-        others = []
-        for factor in factors:
+        others: list[tuple[cst.BaseExpression, bool]] = []
+        for factor, divisor in factors:
             value = _number(factor)
-            if value is not None:
-                constant *= value
+            if value is not None and (not divisor or value != 0):
+                constant = constant / value if divisor else constant * value
             elif isinstance(factor, cst.UnaryOperation) and isinstance(factor.operator, cst.Minus):
                 constant = -constant
-                others.append(factor.expression)
+                others.append((factor.expression, divisor))
             else:
-                others.append(factor)
-        numbers = len(factors) - len(others)
-        if not negate and numbers <= 1 and (numbers == 0 or _number(factors[0]) is not None):
-            if not any(isinstance(f, cst.UnaryOperation) for f in factors):
-                return node  # already canonical
+                others.append((factor, divisor))
+        if _is_canonical(node, factors, others, negate):
+            return node
         self.changed = True
+        if isinstance(constant, float) and constant.is_integer() and abs(constant) < 1e15:
+            constant = int(constant) if constant in (1.0, -1.0) else constant
         if not others:
             return _literal(constant)
-        result = others[0]
-        if constant == -1:
-            result = cst.UnaryOperation(cst.Minus(), result)
-        elif constant != 1:
-            result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
-        for factor in others[1:]:
+        numerators = [f for f, divisor in others if not divisor]
+        divisors = [f for f, divisor in others if divisor]
+        if numerators:
+            result = numerators[0]
+            if constant == -1:
+                result = cst.UnaryOperation(cst.Minus(), result)
+            elif constant != 1:
+                result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
+        else:
+            result = _literal(constant)
+        for factor in numerators[1:]:
             result = cst.BinaryOperation(result, cst.Multiply(), factor)
+        for factor in divisors:
+            result = cst.BinaryOperation(result, cst.Divide(), factor)
         return result
 
     def binary(self, node: cst.BinaryOperation) -> cst.BaseExpression:
@@ -257,7 +269,40 @@ class _Fold:
         if simpler is not None:
             self.changed = True
             return simpler
+        right_node = node.right
+        if (
+            op in (cst.Add, cst.Subtract)
+            and isinstance(right_node, cst.UnaryOperation)
+            and isinstance(right_node.operator, cst.Minus)
+        ):
+            self.changed = True  # a + -b is a - b, a - -b is a + b
+            flipped = cst.Subtract() if op is cst.Add else cst.Add()
+            return node.with_changes(operator=flipped, right=right_node.expression)
         return node
+
+
+def _is_canonical(node, factors, others, negate) -> bool:
+    """Already as `product` would write it: one leading number at most, no signs or
+    divisions inside, a left-leaning chain."""
+    if negate or any(divisor for _, divisor in factors):
+        return False
+    numbers = len(factors) - len(others)
+    if numbers > 1 or (numbers == 1 and _number(factors[0][0]) is None):
+        return False
+    if any(isinstance(f, cst.UnaryOperation) for f, _ in factors):
+        return False
+    return _left_leaning(node)
+
+
+def _left_leaning(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        right = node.right
+        if isinstance(right, cst.BinaryOperation) and isinstance(
+            right.operator, (cst.Multiply, cst.Divide)
+        ):
+            return False
+        node = node.left
+    return True
 
 
 def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression | None:
@@ -286,12 +331,29 @@ def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression 
     return None
 
 
-def _flatten_product(node: cst.BaseExpression, factors: list) -> None:
+def _flatten_product(node: cst.BaseExpression, factors: list, divisor: bool) -> None:
+    """The factors of a chain of ``*`` and ``/``, each marked as multiplied or divided."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        _flatten_product(node.left, factors)
-        _flatten_product(node.right, factors)
+        _flatten_product(node.left, factors, divisor)
+        _flatten_product(node.right, factors, divisor)
+    elif (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Divide)
+        and not divisor
+    ):
+        _flatten_product(node.left, factors, divisor)
+        denominator: list = []
+        _flatten_product(node.right, denominator, False)
+        numbers = [f for f, _ in denominator if _number(f) is not None]
+        rest = [f for f, _ in denominator if _number(f) is None]
+        factors.extend((f, True) for f in numbers)
+        if rest:
+            joined = rest[0]
+            for f in rest[1:]:
+                joined = cst.BinaryOperation(joined, cst.Multiply(), f)
+            factors.append((joined, True))
     else:
-        factors.append(node)
+        factors.append((node, divisor))
 
 
 _CONSTANTS = {"math.e": math.e, "math.pi": math.pi, "np.e": math.e, "np.pi": math.pi}
