@@ -21,7 +21,7 @@ import math
 
 import libcst as cst
 
-from .walk import _NameReader, read_names, rewrite_statement, substitute_names
+from .walk import _NameReader, dotted_name, read_names, rewrite_statement, substitute_names
 
 _TEMP_PREFIXES = ("_t", "_d")
 
@@ -369,25 +369,16 @@ _PURE = {
 }
 
 
-def _dotted(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return None if base is None else f"{base}.{expr.attr.value}"
-    return None
-
-
 def _fold_constant_call(call: cst.Call) -> cst.BaseExpression | None:
     """``math.log(math.e)``, ``np.log(2.0)``: computed once, here, instead of on every call."""
-    function = _PURE.get(_dotted(call.func) or "")
+    function = _PURE.get(dotted_name(call.func) or "")
     if function is None or not call.args or any(a.keyword is not None for a in call.args):
         return None
     values = []
     for arg in call.args:
         value = _number(arg.value)
         if value is None:
-            value = _CONSTANTS.get(_dotted(arg.value) or "")
+            value = _CONSTANTS.get(dotted_name(arg.value) or "")
         if value is None:
             return None
         values.append(value)

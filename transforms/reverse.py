@@ -28,7 +28,7 @@ from .naming import Namer
 from .operations import COPY, Operation, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
-from .walk import read_names, rewrite, rewrite_statement
+from .walk import dotted_name, read_names, rewrite, rewrite_statement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,15 +39,6 @@ class ReverseSpec:
     wrt: tuple[str, ...]
     wrt_is_tuple: bool
     with_value: bool
-
-
-def _dotted(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return None if base is None else f"{base}.{expr.attr.value}"
-    return None
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
@@ -75,7 +66,7 @@ class _Adjoints:
         """A helper call with its shape-only arguments replaced by shape representatives."""
         if type(node) is not cst.Call:
             return node
-        spelled = _dotted(node.func)
+        spelled = dotted_name(node.func)
         positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
         if not positions:
             return node

@@ -169,3 +169,13 @@ def rewrite_statement(statement, leave):
     if kind is cst.Expr:
         return statement.with_changes(value=rewrite(statement.value, leave))
     return statement.visit(_Leave(leave))
+
+
+def dotted_name(expr: cst.BaseExpression) -> str | None:
+    """``np.linalg.inv`` for that attribute chain; None for anything but names and attributes."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = dotted_name(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    return None
