@@ -93,10 +93,11 @@ def match_shape(g, x):
 
 
 def zero_adjoint(x):
-    """The adjoint of a value the output does not depend on: zero with `x`'s shape."""
+    """Zero with `x`'s shape and floating type (float32 stays float32, integers give float64):
+    the adjoint of a value the output does not depend on, or a buffer to scatter into."""
     if isinstance(x, (float, int)):
         return 0.0
-    return np.zeros_like(x, dtype=np.result_type(x, 1.0))
+    return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
 
 
 def unreduce(g, x, axis=None, keepdims=False):

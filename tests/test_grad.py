@@ -189,3 +189,12 @@ def test_wrapper_serves_other_argument_types_after_specializing():
     got = df(x, b)
     for i, want in enumerate(numerical_gradient(programs.f_bcast2, (x, b), k) for k in (0, 1)):
         np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-6)
+
+
+def test_integer_and_float32_arrays():
+    ints = np.arange(6)
+    np.testing.assert_allclose(
+        sg.grad(programs.f_index)(ints), numerical_gradient(programs.f_index, (ints,), 0)
+    )
+    single = rng.random(6).astype(np.float32)
+    assert sg.grad(programs.f_index)(single).dtype == np.float32

@@ -10,7 +10,7 @@ Adjoints follow the lazy-broadcast convention of ``runtime/registry.py``. The pa
 adjoint, whether it is *full* (known to have exactly its primal's shape) and *owned* (a fresh
 array only this code refers to, so it may be updated in place), and emits ``unbroadcast`` /
 ``match_shape`` only where that is not known. Index reads scatter into an owned buffer:
-``dx = np.zeros_like(x)`` then ``dx[1:] += g``.
+``dx = zero_adjoint(x)`` then ``dx[1:] += g``.
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def _differentiate_index(op: Operation, adjoints: _Adjoints) -> None:
     primal = source.value
     if not adjoints.has(primal):
         name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
-        adjoints.emit(_assign(name, _call("np.zeros_like", source)))
+        adjoints.emit(_assign(name, _call("zero_adjoint", source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
     name = adjoints.names[primal]
