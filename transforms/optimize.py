@@ -269,7 +269,21 @@ class _Fold:
         if simpler is not None:
             self.changed = True
             return simpler
-        right_node = node.right
+        left_node, right_node = node.left, node.right
+        if (
+            op is cst.Add
+            and isinstance(left_node, cst.UnaryOperation)
+            and isinstance(left_node.operator, cst.Minus)
+        ):
+            self.changed = True  # -a + b is b - a
+            return node.with_changes(
+                left=right_node, operator=cst.Subtract(), right=left_node.expression
+            )
+        positive = _without_leading_minus(right_node) if op in (cst.Add, cst.Subtract) else None
+        if positive is not None:
+            self.changed = True  # a + -2 * b is a - 2 * b
+            flipped = cst.Subtract() if op is cst.Add else cst.Add()
+            return node.with_changes(operator=flipped, right=positive)
         if (
             op in (cst.Add, cst.Subtract)
             and isinstance(right_node, cst.UnaryOperation)
@@ -279,6 +293,20 @@ class _Fold:
             flipped = cst.Subtract() if op is cst.Add else cst.Add()
             return node.with_changes(operator=flipped, right=right_node.expression)
         return node
+
+
+def _without_leading_minus(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``2 * b / c`` for ``-2 * b / c``: a product whose first factor is a negative number,
+    negated; None for anything else."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Multiply, cst.Divide)
+    ):
+        inner = _without_leading_minus(expr.left)
+        return None if inner is None else expr.with_changes(left=inner)
+    value = _number(expr)
+    if value is not None and value < 0:
+        return _literal(-value)
+    return None
 
 
 def _is_canonical(node, factors, others, negate) -> bool:
@@ -478,6 +506,67 @@ def _is_dropped(line) -> bool:
     return isinstance(line, _Marked)
 
 
+# -- accumulation fusion ------------------------------------------------------------------
+
+
+def fuse_accumulations(lines: list) -> tuple[list, bool]:
+    """``v = A`` followed, with no read of `v` in between, by ``v = v + B`` or ``v += B``
+    becomes ``v = A + B``: an adjoint's first part joins its next one in one expression."""
+    usages = [_usage(line) for line in lines]
+    lines = list(lines)
+    changed = False
+    for i in range(len(lines)):
+        assign = None if _is_dropped(lines[i]) else _single_name_assign(lines[i])
+        if assign is None:
+            continue
+        target, first = assign
+        value_reads = set(usages[i].reads)
+        if target in value_reads:
+            continue
+        for j in range(i + 1, len(lines)):
+            if _is_dropped(lines[j]):
+                continue
+            usage = usages[j]
+            if target in usage.reads or target in usage.writes:
+                rest = _accumulated_part(lines[j].body[0], target)
+                if rest is not None and target not in read_names(rest[1], []):
+                    operator, part = rest
+                    fused = cst.Assign(
+                        (cst.AssignTarget(cst.Name(target)),),
+                        cst.BinaryOperation(first, operator, part),
+                    )
+                    lines[j] = _replace_line(lines[j], fused)
+                    usages[j] = _usage(lines[j])
+                    lines[i] = _Marked(lines[i])
+                    changed = True
+                break
+            if value_reads & (set(usage.writes) | set(usage.mutates)):
+                break
+    decisions = [("drop" if _is_dropped(line) else "keep", line) for line in lines]
+    return _carry_comments(decisions), changed
+
+
+def _accumulated_part(statement, target: str):
+    """(operator, B) if `statement` is ``target = target + B`` / ``- B`` or ``target += B``."""
+    if isinstance(statement, cst.AugAssign) and _is_name(statement.target, target):
+        if isinstance(statement.operator, cst.AddAssign):
+            return cst.Add(), statement.value
+        if isinstance(statement.operator, cst.SubtractAssign):
+            return cst.Subtract(), statement.value
+        return None
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        if not _is_name(statement.targets[0].target, target):
+            return None
+        value = statement.value
+        if (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, (cst.Add, cst.Subtract))
+            and _is_name(value.left, target)
+        ):
+            return type(value.operator)(), value.right
+    return None
+
+
 # -- dead code ------------------------------------------------------------------------------
 
 
@@ -546,6 +635,7 @@ def optimize(funcdef: cst.FunctionDef, max_rounds: int = 4) -> cst.FunctionDef:
         lines, folded = fold(lines)
         lines, dead = eliminate_dead_code(lines)
         lines, inlined = inline(lines)
-        if not (propagated or folded or dead or inlined):
+        lines, fused = fuse_accumulations(lines)
+        if not (propagated or folded or dead or inlined or fused):
             break
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(lines)))
