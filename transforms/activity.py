@@ -29,6 +29,11 @@ class Activity:
 
     operations: tuple[tuple[int, Operation], ...]
     active: frozenset[str]
+    by_statement: dict = dataclasses.field(default_factory=dict, compare=False)
+
+    def operation(self, statement: cst.Assign) -> Operation:
+        """The operation of one assignment statement of the normal form."""
+        return self.by_statement[id(statement)]
 
     def is_active(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.active
@@ -40,11 +45,8 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
     Raises:
         LookupError: an active value is computed by a callable that has no gradient rule.
     """
-    operations = tuple(
-        (i, classifier.classify(statement))
-        for i, statement in enumerate(nf.statements)
-        if isinstance(statement, cst.Assign)
-    )
+    assignments = [s for s in nf.statements if isinstance(s, cst.Assign)]
+    operations = tuple((i, classifier.classify(s)) for i, s in enumerate(assignments))
     varied = set(wrt)
     for _, op in operations:
         if op.differentiable and any(name in varied for name in op.input_names()):
@@ -57,9 +59,10 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
             useful.update(n for n in op.input_names() if n in varied)
     active = frozenset(varied & useful)
     for _, op in operations:
-        if any(t in active for t in op.targets):
+        if op.differentiable and any(t in active for t in op.targets):
             _check_rule(op, nf)
-    return Activity(operations=operations, active=active)
+    by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
+    return Activity(operations=operations, active=active, by_statement=by_statement)
 
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:

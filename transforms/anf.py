@@ -75,7 +75,8 @@ class NormalForm:
 
     @property
     def statements(self) -> list[cst.BaseSmallStatement]:
-        return [line.body[0] for line in self.funcdef.body.body]
+        """Every small statement, branches included, in textual order."""
+        return list(iter_small_statements(self.funcdef.body.body))
 
 
 def name_expr(dotted: str) -> cst.BaseExpression:
@@ -117,16 +118,103 @@ class _Normalizer:
         # source names whose value may share memory with an argument (the argument itself, a
         # plain copy of the name, or a view such as x[1:], x.T, x.reshape(...))
         self.may_alias_argument: set[str] = set(resolution.params)
+        self.depth = 0  # how many branches deep the statements being normalized are
+        self.result = namer.fresh("_result")  # the value returned from inside a branch
 
     # -- statements ------------------------------------------------------------------------
     def run(self) -> None:
-        for statement in self.parsed.funcdef.body.body:
-            if self.output is not None:
-                break  # code after the return never runs
+        statements = list(self.parsed.funcdef.body.body)
+        if not _always_exits(statements):
+            # falling off the end returns None: make that explicit, so every path returns
+            statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
+        self.block(statements)
+
+    def block(self, statements: list) -> bool:
+        """Normalize `statements` into ``self.lines``; True if every path through them exits."""
+        for k, statement in enumerate(statements):
             self.source_line = self.parsed.statement_line(statement)
             self.comment = f"# line {self.source_line}: {_first_line(statement)}"
+            if isinstance(statement, cst.If):
+                if self.if_statement(statement, statements[k + 1 :]):
+                    return True
+                continue
             for small in statement.body:
+                if isinstance(small, cst.Return):
+                    self.return_statement(small)
+                    return True
                 self.statement(small)
+                if isinstance(small, cst.Raise):
+                    return True
+        return False
+
+    def return_statement(self, node: cst.Return) -> None:
+        value = node.value if node.value is not None else cst.Name("None")
+        if self.depth == 0:
+            self.output = self.atom(value)
+            self.emit(cst.Return(self.output))
+        else:  # inside a branch: the value joins the others at the end
+            self.assign([cst.Name(self.result)], value, origin_node=value)
+
+    def if_statement(self, node: cst.If, rest: list) -> bool:
+        """An ``if`` whose branches return carries the statements after it into the branches
+        that do not, so that every path ends in one place: the function's single exit."""
+        then_statements = list(node.body.body)
+        else_statements = _else_statements(node.orelse)
+        carry = rest if _contains_return(then_statements + else_statements) else []
+        if carry and not _always_exits(then_statements):
+            then_statements += carry
+        if carry and not _always_exits(else_statements):
+            else_statements += carry
+        test = self.atom(node.test)
+        both_exit = self.branch(
+            test, lambda: self.block(then_statements), lambda: self.block(else_statements)
+        )
+        if carry or both_exit:
+            if self.depth == 0:
+                self.output = cst.Name(self.current[self.result])
+                self.emit(cst.Return(self.output))
+            return True
+        return False
+
+    def branch(self, test: cst.BaseExpression, then_part, else_part) -> bool:
+        """Emit ``if test:`` with the two parts, each ending in copies to shared names for the
+        variables the branches assign differently (so each name still has one value after
+        the ``if``). True if both parts exit."""
+        before, outer = dict(self.current), self.lines
+        comment, self.comment = self.comment, None
+        if_line = self.source_line
+        self.depth += 1
+        self.lines = []
+        then_exits = then_part()
+        then_lines, then_current = self.lines, self.current
+        self.current, self.lines = dict(before), []
+        else_exits = else_part()
+        else_lines, else_current = self.lines, self.current
+        self.depth -= 1
+        self.lines = outer
+        self.source_line = if_line
+        if then_exits and not else_exits:
+            self.current = else_current
+        elif else_exits and not then_exits:
+            self.current = then_current
+        else:
+            self.current = dict(then_current)
+            for name in then_current.keys() | else_current.keys():
+                a, b = then_current.get(name), else_current.get(name)
+                if a is None or b is None or a == b:
+                    self.current[name] = a or b
+                    continue
+                joined = self.namer.version(name)
+                then_lines.append(_copy_line(joined, a))
+                else_lines.append(_copy_line(joined, b))
+                self.current[name] = joined
+                self.line_of[joined] = if_line
+        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        orelse = cst.Else(body=_indented(else_lines)) if else_lines else None
+        self.lines.append(
+            cst.If(test=test, body=_indented(then_lines), orelse=orelse, leading_lines=leading)
+        )
+        return then_exits and else_exits
 
     def emit(self, statement: cst.BaseSmallStatement, target: str | None = None) -> None:
         leading = ()
@@ -165,6 +253,9 @@ class _Normalizer:
             self.emit(
                 node.with_changes(test=self.rename(node.test), msg=_maybe(self.rename, node.msg))
             )
+        elif isinstance(node, cst.Raise):
+            exc, cause = _maybe(self.rename, node.exc), _maybe(self.rename, node.cause)
+            self.emit(node.with_changes(exc=exc, cause=cause))
         elif isinstance(node, cst.Pass):
             return
         else:
@@ -286,7 +377,32 @@ class _Normalizer:
             return cst.Subscript(value=value, slice=elements)
         if isinstance(expr, (cst.Tuple, cst.List)):
             return self.sequence(expr)
+        if isinstance(expr, cst.IfExp):
+            test = self.atom(expr.test)
+            return self.choose(test, expr.body, expr.orelse, expr)
+        if isinstance(expr, cst.BooleanOperation):
+            left = self.atom(expr.left)
+            if isinstance(expr.operator, cst.And):  # a and b: b if a is true, else a
+                return self.choose(left, expr.right, left, expr)
+            return self.choose(left, left, expr.right, expr)
         raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
+
+    def choose(self, test, when_true, when_false, node) -> cst.Name:
+        """A value chosen by `test`, as an ``if`` assigning one temporary in both branches."""
+        temp = self.namer.temp()
+
+        def part(value):
+            def emit_part() -> bool:
+                if isinstance(value, cst.Name) and value.value in self.line_of:
+                    self.emit(_copy_line(temp, value.value).body[0], temp)  # already normal
+                else:
+                    self.assign([cst.Name(temp)], value, origin_node=node)
+                return False
+
+            return emit_part
+
+        self.branch(test, part(when_true), part(when_false))
+        return cst.Name(self.current.get(temp, temp))
 
     def call(self, expr: cst.Call) -> cst.Call:
         func = expr.func
@@ -381,6 +497,59 @@ _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes
 
 def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
+
+
+def _copy_line(target: str, source: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(
+        (cst.Assign((cst.AssignTarget(cst.Name(target)),), cst.Name(source)),)
+    )
+
+
+def _indented(lines: list) -> cst.IndentedBlock:
+    return cst.IndentedBlock(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
+
+
+def _else_statements(orelse) -> list:
+    if orelse is None:
+        return []
+    if isinstance(orelse, cst.If):  # elif
+        return [orelse]
+    return list(orelse.body.body)
+
+
+def _always_exits(statements: list) -> bool:
+    """Every path through `statements` ends in ``return`` or ``raise``."""
+    for statement in statements:
+        if isinstance(statement, cst.If):
+            orelse = _else_statements(statement.orelse)
+            if orelse and _always_exits(list(statement.body.body)) and _always_exits(orelse):
+                return True
+        elif isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, (cst.Return, cst.Raise)) for small in statement.body):
+                return True
+    return False
+
+
+def _contains_return(statements: list) -> bool:
+    for statement in statements:
+        if isinstance(statement, cst.If):
+            if _contains_return(list(statement.body.body) + _else_statements(statement.orelse)):
+                return True
+        elif isinstance(statement, cst.SimpleStatementLine):
+            if any(isinstance(small, cst.Return) for small in statement.body):
+                return True
+    return False
+
+
+def iter_small_statements(lines):
+    """Every small statement of a normal-form body, in textual order, branches included."""
+    for line in lines:
+        if isinstance(line, cst.If):
+            yield from iter_small_statements(line.body.body)
+            if line.orelse is not None:
+                yield from iter_small_statements(line.orelse.body.body)
+        else:
+            yield from line.body
 
 
 def _maybe(fn, value):

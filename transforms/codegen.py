@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import libcst as cst
 import s2sgrad.runtime as runtime
 
-from .walk import read_names, rewrite_statement
+from .walk import _NameReader, read_names, rewrite_statement
 
 # Python's operator precedence, low to high.
 _BINARY_PRECEDENCE = {
@@ -213,9 +213,12 @@ def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[s
     funcdef = funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
     names: set[str] = set()
     for line in funcdef.body.body:
-        names.update(
-            read_names(line.body[0], []) if isinstance(line, cst.SimpleStatementLine) else ()
-        )
+        if isinstance(line, cst.SimpleStatementLine):
+            names.update(read_names(line.body[0], []))
+        else:  # an if: everything its test and branches read
+            found: list[str] = []
+            line.visit(_NameReader(found))
+            names.update(found)
     header = [f'"""{docstring}"""', ""]
     if "math" in names:
         header.append("import math")

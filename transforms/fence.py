@@ -1,10 +1,11 @@
 """Pass 2, fence: reject every construct the compiler does not handle, up front, in one place.
 
 Output: the `ParsedFunction` unchanged, or a `TransformError` naming the construct at the
-user's line and column. Later passes may assume the body holds only: assignments to names and
-tuples of names, augmented assignments, annotated assignments, ``return``, ``pass``,
-``assert``, expression statements (calls such as ``print``) and docstrings, built from
-expressions without lambdas, comprehensions, ``await``, ``yield`` or walrus assignments.
+user's line and column. Later passes may assume the body holds only: ``if``/``elif``/``else``,
+assignments to names and tuples of names, augmented assignments, annotated assignments,
+``return``, ``raise``, ``pass``, ``assert``, expression statements (calls such as ``print``)
+and docstrings, built from expressions without lambdas, comprehensions, ``await``, ``yield``
+or walrus assignments.
 """
 
 from __future__ import annotations
@@ -31,21 +32,17 @@ _NEVER: dict[type[cst.CSTNode], str] = {
     cst.Match: "match statement",
 }
 
-# Constructs this version does not differentiate yet: control flow and containers.
+# Constructs this version does not differentiate yet: loops, nested functions, comprehensions.
 _NOT_YET: dict[type[cst.CSTNode], str] = {
-    cst.If: "if statement",
     cst.For: "for loop",
     cst.While: "while loop",
     cst.Break: "break",
     cst.Continue: "continue",
-    cst.Raise: "raise",
     cst.FunctionDef: "nested function definition",
     cst.ListComp: "list comprehension",
     cst.SetComp: "set comprehension",
     cst.DictComp: "dict comprehension",
     cst.GeneratorExp: "generator expression",
-    cst.IfExp: "conditional expression",
-    cst.BooleanOperation: "boolean operator (and/or)",
 }
 
 
@@ -58,9 +55,7 @@ class _Fence(cst.CSTVisitor):
         if kind in _NEVER:
             raise self.parsed.error(node, f"{_NEVER[kind]} is not supported by s2sgrad")
         if kind in _NOT_YET:
-            raise self.parsed.error(
-                node, f"{_NOT_YET[kind]} is not supported yet (straight-line code only)"
-            )
+            raise self.parsed.error(node, f"{_NOT_YET[kind]} is not supported yet (no loops yet)")
         check = getattr(self, f"check_{kind.__name__}", None)
         if check is not None:
             check(node)
@@ -88,9 +83,7 @@ class _Fence(cst.CSTVisitor):
                 self._check_target(element.value)
             return
         if isinstance(target, cst.Subscript):
-            raise self.parsed.error(
-                target, "item assignment is not supported yet (straight-line code only)"
-            )
+            raise self.parsed.error(target, "item assignment is not supported yet")
         if isinstance(target, cst.Attribute):
             raise self.parsed.error(target, "attribute assignment is not supported by s2sgrad")
         raise self.parsed.error(target, f"assignment to {type(target).__name__} is not supported")

@@ -21,7 +21,7 @@ import math
 
 import libcst as cst
 
-from .walk import _NameReader, dotted_name, read_names, rewrite_statement, substitute_names
+from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement, substitute_names
 
 _TEMP_PREFIXES = ("_t", "_d")
 
@@ -58,6 +58,8 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     cached = _usage_cache.get(id(line))
     if cached is not None and cached[0] is line:
         return cached[1]
+    if isinstance(line, cst.If):
+        return _compound_usage(line)
     statement = line.body[0]
     reads: list[str] = []
     writes: list[str] = []
@@ -96,7 +98,61 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     return usage
 
 
+def _compound_usage(line: cst.If) -> _Usage:
+    """An ``if`` reads its test and everything its branches read, and so on."""
+    reads = read_names(line.test, [])
+    writes: list[str] = []
+    mutates: list[str] = []
+    for block in _blocks(line):
+        for inner in block:
+            usage = _usage(inner)
+            reads.extend(usage.reads)
+            writes.extend(usage.writes)
+            mutates.extend(usage.mutates)
+    usage = _Usage(tuple(reads), tuple(writes), tuple(mutates))
+    _usage_cache[id(line)] = (line, usage)
+    return usage
+
+
+def _blocks(line: cst.If) -> list[list]:
+    """The statement lists of an ``if``'s branches."""
+    blocks = [list(line.body.body)]
+    if line.orelse is not None:
+        blocks.append(list(line.orelse.body.body))
+    return blocks
+
+
+def _with_blocks(line: cst.If, blocks: list[list], test=None) -> cst.If:
+    def block(lines, old):
+        return old.with_changes(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
+
+    changes = {"body": block(blocks[0], line.body)}
+    if line.orelse is not None:
+        changes["orelse"] = line.orelse.with_changes(body=block(blocks[1], line.orelse.body))
+    if test is not None:
+        changes["test"] = test
+    return line.with_changes(**changes)
+
+
+def _on_branches(line: cst.If, rewrite_block, test_rewrite=None) -> cst.If:
+    """`line` with `rewrite_block` applied to each branch (and `test_rewrite` to its test)."""
+    test = test_rewrite(line.test) if test_rewrite is not None else None
+    return _with_blocks(line, [rewrite_block(block) for block in _blocks(line)], test)
+
+
+def _substitute_line(line, mapping):
+    if isinstance(line, cst.If):
+        return _on_branches(
+            line,
+            lambda block: [_substitute_line(inner, mapping) for inner in block],
+            lambda test: substitute_names(test, mapping),
+        )
+    return _replace_line(line, substitute_names(line.body[0], mapping))
+
+
 def _single_name_assign(line: cst.SimpleStatementLine) -> tuple[str, cst.BaseExpression] | None:
+    if not isinstance(line, cst.SimpleStatementLine):
+        return None
     statement = line.body[0]
     if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
         target = statement.targets[0].target
@@ -113,36 +169,60 @@ def _replace_line(line: cst.SimpleStatementLine, statement: cst.BaseSmallStateme
 
 
 def propagate(lines: list, params: frozenset[str]) -> tuple[list, bool]:
-    writes = collections.Counter()
-    last_change: dict[str, int] = {}  # index of the last line assigning or updating a name
-    mutated = set()
-    for i, line in enumerate(lines):
-        usage = _usage(line)
-        writes.update(usage.writes)
-        mutated.update(usage.mutates)
-        for name in (*usage.writes, *usage.mutates):
-            last_change[name] = i
+    """Replace copies and constants by what they copy, in every block.
+
+    ``a = b`` disappears if `a` is assigned once and `b` never changes after that line in
+    textual order (which, with branches, is a conservative stand-in for "on any path")."""
+    writes: collections.Counter = collections.Counter()
+    mutated: set[str] = set()
+    last_change: dict[str, int] = {}
+    index_of: dict[int, int] = {}
+
+    def scan(block) -> None:
+        for line in block:
+            if isinstance(line, cst.If):
+                for inner in _blocks(line):
+                    scan(inner)
+                continue
+            index = index_of[id(line)] = len(index_of)
+            usage = _usage(line)
+            writes.update(usage.writes)
+            mutated.update(usage.mutates)
+            for name in (*usage.writes, *usage.mutates):
+                last_change[name] = index
+
+    scan(lines)
     mapping: dict[str, cst.BaseExpression] = {}
-    keep = []
-    for i, line in enumerate(lines):
-        if mapping and any(name in mapping for name in _usage(line).reads):
-            line = _replace_line(line, substitute_names(line.body[0], mapping))
-        assign = _single_name_assign(line)
-        if assign is not None:
-            target, value = assign
-            if writes[target] == 1 and target not in mutated and target not in params:
-                # a copy of a name that never changes again (an accumulator after its last
-                # update included) can be read in its place
-                if _is_constant(value) or (
-                    isinstance(value, cst.Name)
-                    and last_change.get(value.value, -1) < i
-                    and value.value not in ("True", "False", "None")
-                ):
-                    mapping[target] = value
-                    keep.append(("drop", line))
-                    continue
-        keep.append(("keep", line))
-    return _carry_comments(keep), bool(mapping)
+
+    def walk(block) -> list:
+        decisions = []
+        for line in block:
+            if isinstance(line, cst.If):
+                test = substitute_names(line.test, mapping) if mapping else line.test
+                decisions.append(
+                    ("keep", _with_blocks(line, [walk(b) for b in _blocks(line)], test))
+                )
+                continue
+            index = index_of[id(line)]
+            if mapping and any(name in mapping for name in _usage(line).reads):
+                line = _substitute_line(line, mapping)
+            assign = _single_name_assign(line)
+            if assign is not None:
+                target, value = assign
+                if writes[target] == 1 and target not in mutated and target not in params:
+                    if _is_constant(value) or (
+                        isinstance(value, cst.Name)
+                        and last_change.get(value.value, -1) < index
+                        and value.value not in ("True", "False", "None")
+                    ):
+                        mapping[target] = value
+                        decisions.append(("drop", line))
+                        continue
+            decisions.append(("keep", line))
+        return _carry_comments(decisions)
+
+    result = walk(lines)
+    return result, bool(mapping)
 
 
 def _is_constant(expr: cst.BaseExpression) -> bool:
@@ -446,11 +526,15 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
 _folded: dict[int, cst.SimpleStatementLine] = {}
 
 
-def fold(lines: list) -> tuple[list, bool]:
-    folder = _Fold()
+def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
+    folder = folder or _Fold()
     out = []
     for line in lines:
-        if _folded.get(id(line)) is not line:
+        if isinstance(line, cst.If):
+            line = _on_branches(
+                line, lambda block: fold(block, folder)[0], lambda test: rewrite(test, folder)
+            )
+        elif _folded.get(id(line)) is not line:
             line = _replace_line(line, rewrite_statement(line.body[0], folder))
             if len(_folded) > 4096:
                 _folded.clear()
@@ -462,10 +546,16 @@ def fold(lines: list) -> tuple[list, bool]:
 # -- inlining -------------------------------------------------------------------------------
 
 
-def inline(lines: list) -> tuple[list, bool]:
+def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
+    """Substitute single-use temporaries into their use, within one block (an ``if`` is a
+    barrier: nothing moves into or out of a branch); then the same inside each branch."""
     usages = [_usage(line) for line in lines]
-    reads = collections.Counter(name for u in usages for name in u.reads)
-    writes = collections.Counter(name for u in usages for name in u.writes)
+    if counts is None:  # reads and writes over the whole function, branches included
+        counts = (
+            collections.Counter(name for u in usages for name in u.reads),
+            collections.Counter(name for u in usages for name in u.writes),
+        )
+    reads, writes = counts
     changed = False
     lines = list(lines)
     for i in range(len(lines)):
@@ -473,13 +563,18 @@ def inline(lines: list) -> tuple[list, bool]:
         if assign is None:
             continue
         target, value = assign
-        if not target.startswith(_TEMP_PREFIXES) or reads[target] != 1 or writes[target] != 1:
+        if reads[target] != 1 or writes[target] != 1:
+            continue
+        if not target.startswith(_TEMP_PREFIXES):
+            changed = _coalesce_copy(lines, usages, i, target, value) or changed
             continue
         value_reads = set(usages[i].reads)
         for j in range(i + 1, len(lines)):
             if _is_dropped(lines[j]):
                 continue
             if target in usages[j].reads:
+                if isinstance(lines[j], cst.If):
+                    break
                 statement = lines[j].body[0]
                 if isinstance(statement, cst.AugAssign) and _base_name(statement.target) == target:
                     break
@@ -490,8 +585,45 @@ def inline(lines: list) -> tuple[list, bool]:
                 break
             if value_reads & (set(usages[j].writes) | set(usages[j].mutates)):
                 break
+    nested_changed = False
+
+    def inline_block(block):
+        nonlocal nested_changed
+        result, block_changed = inline(block, counts)
+        nested_changed = nested_changed or block_changed
+        return result
+
+    lines = [
+        _on_branches(line, inline_block) if isinstance(line, cst.If) else line for line in lines
+    ]
     decisions = [("drop" if _is_dropped(line) else "keep", line) for line in lines]
-    return _carry_comments(decisions), changed
+    return _carry_comments(decisions), changed or nested_changed
+
+
+def _coalesce_copy(lines, usages, i, target, value) -> bool:
+    """``a = E`` whose one use is a later copy ``b = a`` in the same block becomes ``b = E``
+    (a variable assigned in a branch only to be copied into the name it has after the if)."""
+    value_reads = set(usages[i].reads)
+    for j in range(i + 1, len(lines)):
+        if _is_dropped(lines[j]):
+            continue
+        if target in usages[j].reads:
+            copy = _single_name_assign(lines[j])
+            if copy is None or not _is_name(copy[1], target):
+                return False
+            joined = copy[0]
+            between = usages[i + 1 : j]
+            if any(joined in u.reads or joined in u.writes for u in between):
+                return False
+            statement = lines[i].body[0]
+            renamed = statement.with_changes(targets=(cst.AssignTarget(cst.Name(joined)),))
+            lines[i] = _replace_line(lines[i], renamed)
+            usages[i] = _usage(lines[i])
+            lines[j] = _Marked(lines[j])
+            return True
+        if value_reads & (set(usages[j].writes) | set(usages[j].mutates)):
+            return False
+    return False
 
 
 class _Marked:
@@ -528,6 +660,8 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
                 continue
             usage = usages[j]
             if target in usage.reads or target in usage.writes:
+                if isinstance(lines[j], cst.If):
+                    break
                 rest = _accumulated_part(lines[j].body[0], target)
                 if rest is not None and target not in read_names(rest[1], []):
                     operator, part = rest
@@ -542,8 +676,17 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
                 break
             if value_reads & (set(usage.writes) | set(usage.mutates)):
                 break
+    nested_changed = False
+
+    def fuse_block(block):
+        nonlocal nested_changed
+        result, block_changed = fuse_accumulations(block)
+        nested_changed = nested_changed or block_changed
+        return result
+
+    lines = [_on_branches(line, fuse_block) if isinstance(line, cst.If) else line for line in lines]
     decisions = [("drop" if _is_dropped(line) else "keep", line) for line in lines]
-    return _carry_comments(decisions), changed
+    return _carry_comments(decisions), changed or nested_changed
 
 
 def _accumulated_part(statement, target: str):
@@ -570,11 +713,20 @@ def _accumulated_part(statement, target: str):
 # -- dead code ------------------------------------------------------------------------------
 
 
-def eliminate_dead_code(lines: list) -> tuple[list, bool]:
-    live: set[str] = set()
+def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list, bool]:
+    """Remove assignments nobody reads. `live` holds the names read after `lines` (updated in
+    place to those read before them); an ``if`` keeps what either branch needs."""
+    live = set() if live is None else live
     decisions = []
     changed = False
     for line in reversed(lines):
+        if isinstance(line, cst.If):
+            line, needed, branch_changed = _dead_code_in_if(line, live)
+            changed = changed or branch_changed
+            decisions.append(("keep" if needed else "drop", line))
+            if not needed:
+                changed = True
+            continue
         statement = line.body[0]
         usage = _usage(line)
         if isinstance(statement, cst.Assign):
@@ -586,7 +738,7 @@ def eliminate_dead_code(lines: list) -> tuple[list, bool]:
             needed = any(name in live for name in usage.mutates)
             if needed:
                 live.update(usage.reads)
-        else:  # return, expression statements, assert: always kept
+        else:  # return, raise, expression statements, assert: always kept
             needed = True
             live.update(usage.reads)
         if not needed:
@@ -594,6 +746,32 @@ def eliminate_dead_code(lines: list) -> tuple[list, bool]:
         decisions.append(("keep" if needed else "drop", line))
     decisions.reverse()
     return _carry_comments(decisions), changed
+
+
+def _dead_code_in_if(line: cst.If, live: set[str]) -> tuple[cst.If, bool, bool]:
+    after = set(live)
+    live_in: set[str] = set()
+    blocks, changed = [], False
+    for block in _blocks(line):
+        branch_live = set(after)
+        kept, block_changed = eliminate_dead_code(block, branch_live)
+        blocks.append(kept)
+        live_in |= branch_live
+        changed = changed or block_changed
+    if len(blocks) == 1:
+        live_in |= after  # no else: the names needed after may come from before the if
+    needed = any(blocks)
+    if needed:
+        live.clear()
+        live.update(live_in)
+        live.update(read_names(line.test, []))
+        if len(blocks) == 2 and not blocks[1]:
+            return _with_blocks(line, blocks).with_changes(orelse=None), True, changed
+        if len(blocks) == 2 and not blocks[0]:  # if t: pass / else: B  is  if not t: B
+            inverted = cst.UnaryOperation(cst.Not(), line.test)
+            body = line.body.with_changes(body=tuple(blocks[1]))
+            return line.with_changes(test=inverted, body=body, orelse=None), True, True
+    return _with_blocks(line, blocks), needed, changed
 
 
 def _carry_comments(decisions) -> list:

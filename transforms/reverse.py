@@ -59,8 +59,46 @@ class _Adjoints:
         self.names: dict[str, str] = {}
         self.full: set[str] = set()
         self.owned: set[str] = set()
-        self.statements: list[cst.BaseSmallStatement] = []
-        self.comments: dict[int, str] = {}  # statement index -> comment
+        self.lines: list[cst.BaseStatement] = []
+        self.pending_comment: str | None = None
+        self.last_line: int | None = None
+
+    def fork(self) -> _Adjoints:
+        """The state for one branch of an ``if``: same knowledge, its own statements."""
+        branch = _Adjoints(self.namer, self.shapes, self.active)
+        branch.names = dict(self.names)
+        branch.full = set(self.full)
+        branch.owned = set(self.owned)
+        return branch
+
+    def join(self, test: cst.BaseExpression, then: _Adjoints, other: _Adjoints) -> None:
+        """Emit ``if test:`` with the two branches' adjoint code, made to agree on names: an
+        adjoint only one branch assigned is ``0.0`` (a lazily broadcast zero) in the other."""
+        for primal in then.names.keys() | other.names.keys():
+            if primal in self.names:
+                continue
+            if primal not in other.names:
+                other.emit(_assign(then.names[primal], cst.Float("0.0")))
+                other.names[primal] = then.names[primal]
+            elif primal not in then.names:
+                then.emit(_assign(other.names[primal], cst.Float("0.0")))
+                then.names[primal] = other.names[primal]
+            elif then.names[primal] != other.names[primal]:
+                other.emit(_assign(then.names[primal], cst.Name(other.names[primal])))
+                other.names[primal] = then.names[primal]
+        self.names = then.names
+        self.full = then.full & other.full
+        self.owned = then.owned & other.owned
+        if not then.lines and not other.lines:
+            return
+        orelse = cst.Else(body=_block(other.lines)) if other.lines else None
+        leading = ()
+        if self.pending_comment is not None:
+            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
+            self.pending_comment = None
+        self.lines.append(
+            cst.If(test=test, body=_block(then.lines), orelse=orelse, leading_lines=leading)
+        )
 
     def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
         """A helper call with its shape-only arguments replaced by shape representatives."""
@@ -79,10 +117,14 @@ class _Adjoints:
         return node.with_changes(args=args)
 
     def emit(self, statement: cst.BaseSmallStatement) -> None:
-        self.statements.append(statement)
+        leading = ()
+        if self.pending_comment is not None:
+            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
+            self.pending_comment = None
+        self.lines.append(cst.SimpleStatementLine((statement,), leading_lines=leading))
 
     def comment(self, text: str) -> None:
-        self.comments[len(self.statements)] = text
+        self.pending_comment = text
 
     def has(self, primal: str) -> bool:
         return primal in self.names
@@ -127,25 +169,68 @@ def reverse(
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         adjoints.contribute(output.value, cst.Float("1.0"), full=shapes.is_scalar(output))
-    comments = _line_comments(nf)
-    last_line = None
-    for _, op in reversed(activity.operations):
-        if not any(adjoints.has(t) for t in op.targets if t in activity.active):
-            continue
-        line = nf.line_of.get(op.targets[0])
-        if line != last_line and line in comments:
-            adjoints.comment(f"# adjoint of line {line}: {comments[line]}")
-            last_line = line
-        _differentiate(op, adjoints, shapes, nf, namer)
+    context = _Context(nf, activity, shapes, namer, _line_comments(nf))
+    _reverse_block(list(nf.funcdef.body.body), adjoints, context)
     returned = _gradients(spec, adjoints, output)
-    primal = [s for s in nf.funcdef.body.body if not isinstance(s.body[0], cst.Return)]
-    body = [*primal, *_lines(adjoints), cst.SimpleStatementLine((cst.Return(returned),))]
+    primal = [line for line in nf.funcdef.body.body if not _is_return(line)]
+    body = [*primal, *adjoints.lines, cst.SimpleStatementLine((cst.Return(returned),))]
     return nf.funcdef.with_changes(
         name=cst.Name(spec.entry),
         params=_without_defaults(nf.funcdef.params),
         body=cst.IndentedBlock(body=tuple(body)),
         returns=None,
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Context:
+    nf: NormalForm
+    activity: Activity
+    shapes: ShapeTokens
+    namer: Namer
+    comments: dict[int, str]
+
+
+def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
+    """Append the adjoint of the normal-form `lines` (last statement first) to `adjoints`."""
+    for line in reversed(lines):
+        if isinstance(line, cst.If):
+            then, other = adjoints.fork(), adjoints.fork()
+            _reverse_block(list(line.body.body), then, context)
+            if line.orelse is not None:
+                _reverse_block(list(line.orelse.body.body), other, context)
+            _comment_line(adjoints, line, context)
+            adjoints.join(line.test, then, other)
+            continue
+        statement = line.body[0]
+        if not isinstance(statement, cst.Assign):
+            continue
+        op = context.activity.operation(statement)
+        if not op.differentiable:
+            continue  # e.g. a constant assigned in one branch of an if: no contribution
+        if not any(adjoints.has(t) for t in op.targets if t in context.activity.active):
+            continue
+        source_line = context.nf.line_of.get(op.targets[0])
+        if source_line != adjoints.last_line and source_line in context.comments:
+            adjoints.comment(f"# adjoint of line {source_line}: {context.comments[source_line]}")
+            adjoints.last_line = source_line
+        _differentiate(op, adjoints, context.shapes, context.nf, context.namer)
+
+
+def _comment_line(adjoints: _Adjoints, line: cst.If, context: _Context) -> None:
+    for empty in line.leading_lines:
+        match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
+        if match:
+            adjoints.comment(f"# adjoint of line {match.group(1)}: {match.group(2)}")
+            adjoints.last_line = int(match.group(1))
+
+
+def _is_return(line) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Return)
+
+
+def _block(lines: list) -> cst.IndentedBlock:
+    return cst.IndentedBlock(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
 
 
 def _differentiate(
@@ -387,26 +472,24 @@ def _gradients(
     return result
 
 
-def _lines(adjoints: _Adjoints) -> list[cst.SimpleStatementLine]:
-    lines = []
-    for i, statement in enumerate(adjoints.statements):
-        leading = ()
-        if i in adjoints.comments:
-            leading = (cst.EmptyLine(comment=cst.Comment(adjoints.comments[i])),)
-        lines.append(cst.SimpleStatementLine((statement,), leading_lines=leading))
-    return lines
-
-
 _LINE_COMMENT = re.compile(r"# line (\d+): (.*)")
 
 
 def _line_comments(nf: NormalForm) -> dict[int, str]:
-    comments = {}
-    for line in nf.funcdef.body.body:
-        for empty in line.leading_lines:
-            match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
-            if match:
-                comments[int(match.group(1))] = match.group(2)
+    comments: dict[int, str] = {}
+
+    def scan(lines) -> None:
+        for line in lines:
+            for empty in line.leading_lines:
+                match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
+                if match:
+                    comments[int(match.group(1))] = match.group(2)
+            if isinstance(line, cst.If):
+                scan(line.body.body)
+                if line.orelse is not None:
+                    scan(line.orelse.body.body)
+
+    scan(nf.funcdef.body.body)
     return comments
 
 

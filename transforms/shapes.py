@@ -79,7 +79,10 @@ def infer_shapes(
         token = _result_token(op, shapes)
         for target in op.targets:
             single = len(op.targets) == 1 and token is not None
-            tokens[target] = token if single else ("symbol", next(symbols))
+            token = token if single else ("symbol", next(symbols))
+            if target in tokens and tokens[target] != token:
+                token = ("symbol", next(symbols))  # assigned in two branches, shapes differ
+            tokens[target] = token
     for name, token in tokens.items():  # dicts keep definition order: parameters first
         shapes._first.setdefault(token, name)
     return shapes
