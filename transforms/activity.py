@@ -47,16 +47,25 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
     """
     assignments = [s for s in nf.statements if isinstance(s, cst.Assign)]
     operations = tuple((i, classifier.classify(s)) for i, s in enumerate(assignments))
+    # Loops carry values around their back edges, so each sweep repeats until nothing changes.
     varied = set(wrt)
-    for _, op in operations:
-        if op.differentiable and any(name in varied for name in op.input_names()):
-            varied.update(op.targets)
+    while True:
+        before = len(varied)
+        for _, op in operations:
+            if op.differentiable and any(name in varied for name in op.input_names()):
+                varied.update(op.targets)
+        if len(varied) == before:
+            break
     useful = set()
     if isinstance(nf.output, cst.Name) and nf.output.value in varied:
         useful.add(nf.output.value)
-    for _, op in reversed(operations):
-        if any(t in useful for t in op.targets) and op.differentiable:
-            useful.update(n for n in op.input_names() if n in varied)
+    while True:
+        before = len(useful)
+        for _, op in reversed(operations):
+            if any(t in useful for t in op.targets) and op.differentiable:
+                useful.update(n for n in op.input_names() if n in varied)
+        if len(useful) == before:
+            break
     active = frozenset(varied & useful)
     for _, op in operations:
         if op.differentiable and any(t in active for t in op.targets):

@@ -72,6 +72,7 @@ class NormalForm:
     output: cst.BaseExpression
     origins: Mapping[str, Origin]
     line_of: Mapping[str, int]
+    loop_headers: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
 
     @property
     def statements(self) -> list[cst.BaseSmallStatement]:
@@ -119,6 +120,8 @@ class _Normalizer:
         # plain copy of the name, or a view such as x[1:], x.T, x.reshape(...))
         self.may_alias_argument: set[str] = set(resolution.params)
         self.depth = 0  # how many branches deep the statements being normalized are
+        self.loop_depth = 0
+        self.loop_headers: dict[str, tuple[str, ...]] = {}  # loop target -> its header names
         self.result = namer.fresh("_result")  # the value returned from inside a branch
 
     # -- statements ------------------------------------------------------------------------
@@ -138,6 +141,9 @@ class _Normalizer:
                 if self.if_statement(statement, statements[k + 1 :]):
                     return True
                 continue
+            if isinstance(statement, cst.For):
+                self.for_statement(statement)
+                continue
             for small in statement.body:
                 if isinstance(small, cst.Return):
                     self.return_statement(small)
@@ -148,6 +154,8 @@ class _Normalizer:
         return False
 
     def return_statement(self, node: cst.Return) -> None:
+        if self.loop_depth:
+            raise self.parsed.error(node, "return inside a loop is not supported yet")
         value = node.value if node.value is not None else cst.Name("None")
         if self.depth == 0:
             self.output = self.atom(value)
@@ -175,6 +183,54 @@ class _Normalizer:
                 self.emit(cst.Return(self.output))
             return True
         return False
+
+    def for_statement(self, node: cst.For) -> None:
+        """``for i in range(...)``: every name the body assigns gets one *header* name, the
+        value at the start of an iteration (its version before the loop, or the name itself);
+        the body is in single-assignment form and ends with copies back to the header names."""
+        if node.orelse is not None:
+            raise self.parsed.error(node.orelse, "for ... else is not supported")
+        if isinstance(node.asynchronous, cst.Asynchronous):
+            raise self.parsed.error(node, "async for is not supported by s2sgrad")
+        if not isinstance(node.target, cst.Name):
+            raise self.parsed.error(node.target, "a for loop needs a plain name as its target")
+        if not _is_range_call(node.iter, self.resolution):
+            raise self.parsed.error(node.iter, "only for loops over range(...) are supported yet")
+        iterable = self.atom(node.iter)
+        loop_line, comment = self.source_line, self.comment
+        self.comment = None
+        collector = _AssignedNames()
+        node.body.visit(collector)
+        assigned = [n for n in collector.names if n != node.target.value]
+        headers = {name: self.current.get(name, name) for name in assigned}
+        target = self.define(node.target.value)
+        self.line_of[target] = loop_line
+        self.loop_headers[target] = tuple(headers.values())
+        outer = self.lines
+        self.lines = []
+        self.current.update(headers)
+        self.loop_depth += 1
+        self.depth += 1
+        self.block(list(node.body.body))
+        self.depth -= 1
+        self.loop_depth -= 1
+        for name, header in headers.items():
+            version = self.current.get(name)
+            if version is not None and version != header:
+                self.lines.append(_copy_line(header, version))
+                self.line_of.setdefault(header, loop_line)
+        self.current.update(headers)
+        body, self.lines = self.lines, outer
+        self.source_line = loop_line
+        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        self.lines.append(
+            cst.For(
+                target=cst.Name(target),
+                iter=iterable,
+                body=_indented(body),
+                leading_lines=leading,
+            )
+        )
 
     def branch(self, test: cst.BaseExpression, then_part, else_part) -> bool:
         """Emit ``if test:`` with the two parts, each ending in copies to shared names for the
@@ -499,6 +555,41 @@ def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
+def _is_range_call(expr: cst.BaseExpression, resolution: Resolution) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and resolution.spell(expr.func) == "range"
+    )
+
+
+class _AssignedNames(cst.CSTVisitor):
+    """The names a block assigns (plain, tuple and augmented targets), in order."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def _add(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            if target.value not in self.names:
+                self.names.append(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._add(element.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._add(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._add(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._add(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._add(node.target)
+
+
 def _copy_line(target: str, source: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(
         (cst.Assign((cst.AssignTarget(cst.Name(target)),), cst.Name(source)),)
@@ -548,6 +639,8 @@ def iter_small_statements(lines):
             yield from iter_small_statements(line.body.body)
             if line.orelse is not None:
                 yield from iter_small_statements(line.orelse.body.body)
+        elif isinstance(line, cst.For):
+            yield from iter_small_statements(line.body.body)
         else:
             yield from line.body
 
@@ -579,4 +672,5 @@ def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> N
         output=output,
         origins=types.MappingProxyType(normalizer.origins),
         line_of=types.MappingProxyType(normalizer.line_of),
+        loop_headers=types.MappingProxyType(normalizer.loop_headers),
     )

@@ -58,7 +58,7 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     cached = _usage_cache.get(id(line))
     if cached is not None and cached[0] is line:
         return cached[1]
-    if isinstance(line, cst.If):
+    if isinstance(line, _COMPOUND):
         return _compound_usage(line)
     statement = line.body[0]
     reads: list[str] = []
@@ -98,10 +98,19 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     return usage
 
 
-def _compound_usage(line: cst.If) -> _Usage:
-    """An ``if`` reads its test and everything its branches read, and so on."""
-    reads = read_names(line.test, [])
-    writes: list[str] = []
+_COMPOUND = (cst.If, cst.For)
+
+
+def _head(line) -> cst.BaseExpression:
+    """The expression a compound line evaluates itself: an ``if``'s test, a loop's iterable."""
+    return line.test if isinstance(line, cst.If) else line.iter
+
+
+def _compound_usage(line) -> _Usage:
+    """An ``if`` reads its test and everything its branches read; a loop its iterable and
+    its body; each writes what its blocks write (a loop also its target)."""
+    reads = read_names(_head(line), [])
+    writes: list[str] = [line.target.value] if isinstance(line, cst.For) else []
     mutates: list[str] = []
     for block in _blocks(line):
         for inner in block:
@@ -114,34 +123,34 @@ def _compound_usage(line: cst.If) -> _Usage:
     return usage
 
 
-def _blocks(line: cst.If) -> list[list]:
-    """The statement lists of an ``if``'s branches."""
+def _blocks(line) -> list[list]:
+    """The statement lists of an ``if``'s branches or a loop's body."""
     blocks = [list(line.body.body)]
-    if line.orelse is not None:
+    if isinstance(line, cst.If) and line.orelse is not None:
         blocks.append(list(line.orelse.body.body))
     return blocks
 
 
-def _with_blocks(line: cst.If, blocks: list[list], test=None) -> cst.If:
+def _with_blocks(line, blocks: list[list], head=None):
     def block(lines, old):
         return old.with_changes(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
 
     changes = {"body": block(blocks[0], line.body)}
-    if line.orelse is not None:
+    if isinstance(line, cst.If) and line.orelse is not None:
         changes["orelse"] = line.orelse.with_changes(body=block(blocks[1], line.orelse.body))
-    if test is not None:
-        changes["test"] = test
+    if head is not None:
+        changes["test" if isinstance(line, cst.If) else "iter"] = head
     return line.with_changes(**changes)
 
 
-def _on_branches(line: cst.If, rewrite_block, test_rewrite=None) -> cst.If:
-    """`line` with `rewrite_block` applied to each branch (and `test_rewrite` to its test)."""
-    test = test_rewrite(line.test) if test_rewrite is not None else None
-    return _with_blocks(line, [rewrite_block(block) for block in _blocks(line)], test)
+def _on_branches(line, rewrite_block, test_rewrite=None):
+    """`line` with `rewrite_block` applied to each block (and `test_rewrite` to its head)."""
+    head = test_rewrite(_head(line)) if test_rewrite is not None else None
+    return _with_blocks(line, [rewrite_block(block) for block in _blocks(line)], head)
 
 
 def _substitute_line(line, mapping):
-    if isinstance(line, cst.If):
+    if isinstance(line, _COMPOUND):
         return _on_branches(
             line,
             lambda block: [_substitute_line(inner, mapping) for inner in block],
@@ -180,9 +189,12 @@ def propagate(lines: list, params: frozenset[str]) -> tuple[list, bool]:
 
     def scan(block) -> None:
         for line in block:
-            if isinstance(line, cst.If):
+            if isinstance(line, _COMPOUND):
                 for inner in _blocks(line):
                     scan(inner)
+                if isinstance(line, cst.For):  # the target changes on every iteration
+                    last_change[line.target.value] = len(index_of)
+                    writes[line.target.value] += 2
                 continue
             index = index_of[id(line)] = len(index_of)
             usage = _usage(line)
@@ -197,11 +209,10 @@ def propagate(lines: list, params: frozenset[str]) -> tuple[list, bool]:
     def walk(block) -> list:
         decisions = []
         for line in block:
-            if isinstance(line, cst.If):
-                test = substitute_names(line.test, mapping) if mapping else line.test
-                decisions.append(
-                    ("keep", _with_blocks(line, [walk(b) for b in _blocks(line)], test))
-                )
+            if isinstance(line, _COMPOUND):
+                head = substitute_names(_head(line), mapping) if mapping else None
+                blocks = [walk(b) for b in _blocks(line)]
+                decisions.append(("keep", _with_blocks(line, blocks, head)))
                 continue
             index = index_of[id(line)]
             if mapping and any(name in mapping for name in _usage(line).reads):
@@ -530,7 +541,7 @@ def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
     folder = folder or _Fold()
     out = []
     for line in lines:
-        if isinstance(line, cst.If):
+        if isinstance(line, _COMPOUND):
             line = _on_branches(
                 line, lambda block: fold(block, folder)[0], lambda test: rewrite(test, folder)
             )
@@ -573,7 +584,7 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
             if _is_dropped(lines[j]):
                 continue
             if target in usages[j].reads:
-                if isinstance(lines[j], cst.If):
+                if isinstance(lines[j], _COMPOUND):
                     break
                 statement = lines[j].body[0]
                 if isinstance(statement, cst.AugAssign) and _base_name(statement.target) == target:
@@ -594,7 +605,7 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         return result
 
     lines = [
-        _on_branches(line, inline_block) if isinstance(line, cst.If) else line for line in lines
+        _on_branches(line, inline_block) if isinstance(line, _COMPOUND) else line for line in lines
     ]
     decisions = [("drop" if _is_dropped(line) else "keep", line) for line in lines]
     return _carry_comments(decisions), changed or nested_changed
@@ -608,7 +619,7 @@ def _coalesce_copy(lines, usages, i, target, value) -> bool:
         if _is_dropped(lines[j]):
             continue
         if target in usages[j].reads:
-            copy = _single_name_assign(lines[j])
+            copy = None if isinstance(lines[j], _COMPOUND) else _single_name_assign(lines[j])
             if copy is None or not _is_name(copy[1], target):
                 return False
             joined = copy[0]
@@ -660,7 +671,7 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
                 continue
             usage = usages[j]
             if target in usage.reads or target in usage.writes:
-                if isinstance(lines[j], cst.If):
+                if isinstance(lines[j], _COMPOUND):
                     break
                 rest = _accumulated_part(lines[j].body[0], target)
                 if rest is not None and target not in read_names(rest[1], []):
@@ -684,7 +695,9 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
         nested_changed = nested_changed or block_changed
         return result
 
-    lines = [_on_branches(line, fuse_block) if isinstance(line, cst.If) else line for line in lines]
+    lines = [
+        _on_branches(line, fuse_block) if isinstance(line, _COMPOUND) else line for line in lines
+    ]
     decisions = [("drop" if _is_dropped(line) else "keep", line) for line in lines]
     return _carry_comments(decisions), changed or nested_changed
 
@@ -720,6 +733,11 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
     decisions = []
     changed = False
     for line in reversed(lines):
+        if isinstance(line, cst.For):
+            line, needed, loop_changed = _dead_code_in_loop(line, live)
+            changed = changed or loop_changed or not needed
+            decisions.append(("keep" if needed else "drop", line))
+            continue
         if isinstance(line, cst.If):
             line, needed, branch_changed = _dead_code_in_if(line, live)
             changed = changed or branch_changed
@@ -746,6 +764,22 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
         decisions.append(("keep" if needed else "drop", line))
     decisions.reverse()
     return _carry_comments(decisions), changed
+
+
+def _dead_code_in_loop(line: cst.For, live: set[str]) -> tuple[cst.For, bool, bool]:
+    """A value read anywhere in a loop may be read by a later iteration: all of them are live
+    at the end of its body (a conservative, one-pass stand-in for the fixpoint)."""
+    loop_reads: list[str] = []
+    line.visit(_NameReader(loop_reads))
+    body_live = set(live) | set(loop_reads)
+    body, changed = eliminate_dead_code(list(line.body.body), body_live)
+    if not body:
+        return line, False, True
+    line = _with_blocks(line, [body])
+    kept_reads: list[str] = []
+    line.visit(_NameReader(kept_reads))
+    live.update(kept_reads)
+    return line, True, changed
 
 
 def _dead_code_in_if(line: cst.If, live: set[str]) -> tuple[cst.If, bool, bool]:

@@ -151,6 +151,9 @@ class _NameCollector(cst.CSTVisitor):
         self._load(node)
         return False
 
+    def visit_For(self, node: cst.For) -> None:
+        self._collect_target(node.target)
+
     def _load(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             self.loaded.setdefault(node.value, node)

@@ -22,13 +22,13 @@ import libcst as cst
 from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
 from .activity import Activity
-from .anf import NormalForm, name_expr
+from .anf import NormalForm, iter_small_statements, name_expr
 from .errors import TransformError
 from .naming import Namer
 from .operations import COPY, Operation, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
-from .walk import dotted_name, read_names, rewrite, rewrite_statement
+from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,10 +169,17 @@ def reverse(
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         adjoints.contribute(output.value, cst.Float("1.0"), full=shapes.is_scalar(output))
-    context = _Context(nf, activity, shapes, namer, _line_comments(nf))
+    counts: dict[str, int] = {}
+    for _, op in activity.operations:
+        for target in op.targets:
+            counts[target] = counts.get(target, 0) + 1
+    reassigned = frozenset(name for name, count in counts.items() if count > 1)
+    context = _Context(nf, activity, shapes, namer, _line_comments(nf), reassigned)
     _reverse_block(list(nf.funcdef.body.body), adjoints, context)
     returned = _gradients(spec, adjoints, output)
-    primal = [line for line in nf.funcdef.body.body if not _is_return(line)]
+    primal = _with_primal_edits(
+        [line for line in nf.funcdef.body.body if not _is_return(line)], context.primal_edits
+    )
     body = [*primal, *adjoints.lines, cst.SimpleStatementLine((cst.Return(returned),))]
     return nf.funcdef.with_changes(
         name=cst.Name(spec.entry),
@@ -189,11 +196,16 @@ class _Context:
     shapes: ShapeTokens
     namer: Namer
     comments: dict[int, str]
+    reassigned: frozenset[str]  # names assigned more than once (joins, loop headers)
+    primal_edits: dict = dataclasses.field(default_factory=dict)  # id(loop) -> (before, loop)
 
 
 def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
     """Append the adjoint of the normal-form `lines` (last statement first) to `adjoints`."""
     for line in reversed(lines):
+        if isinstance(line, cst.For):
+            _reverse_for(line, adjoints, context)
+            continue
         if isinstance(line, cst.If):
             then, other = adjoints.fork(), adjoints.fork()
             _reverse_block(list(line.body.body), then, context)
@@ -215,6 +227,155 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
             adjoints.comment(f"# adjoint of line {source_line}: {context.comments[source_line]}")
             adjoints.last_line = source_line
         _differentiate(op, adjoints, context.shapes, context.nf, context.namer)
+        for target in op.targets:
+            if target in context.reassigned and adjoints.has(target):
+                # the value before this assignment is another value: its adjoint starts at 0
+                name = adjoints.names[target]
+                adjoints.emit(_assign(name, cst.Float("0.0")))
+                adjoints.full.discard(name)
+                adjoints.owned.discard(name)
+
+
+def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
+    """The adjoint of ``for i in r: body``: ``for i in reversed(r):`` running the body's
+    adjoint. Each primal iteration pushes (one tuple, before its back-edge copies) the values
+    of the iteration that the adjoint reads; each adjoint iteration starts by popping them."""
+    target = line.target.value
+    headers = set(context.nf.loop_headers.get(target, ()))
+    body = list(line.body.body)
+    body_ops = [
+        context.activity.operation(s)
+        for s in iter_small_statements(body)
+        if isinstance(s, cst.Assign)
+    ]
+    local = {t for op in body_ops for t in op.targets} - headers
+    reads: list[str] = []
+    line.visit(_NameReader(reads))
+    indexed = {
+        op.args[0].value
+        for op in body_ops
+        if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
+    }
+    # adjoints that accumulate across iterations exist before the adjoint loop starts
+    for name in dict.fromkeys([*reads, *sorted(headers)]):
+        if name in local or name not in context.activity.active or adjoints.has(name):
+            continue
+        adjoint = adjoints.names[name] = adjoints.namer.adjoint(name)
+        if name in indexed:
+            adjoints.emit(_assign(adjoint, _call("zero_adjoint", cst.Name(name))))
+            adjoints.full.add(adjoint)
+            adjoints.owned.add(adjoint)
+        else:
+            adjoints.emit(_assign(adjoint, cst.Float("0.0")))
+    inner = adjoints.fork()
+    _reverse_block(body, inner, context)
+    adjoints.full &= inner.full
+    adjoints.owned &= inner.owned
+    if not inner.lines:
+        return
+    primal_body = _with_primal_edits(body, context.primal_edits)
+    assigned = _assigned_names(primal_body)
+    needed_reads: list[str] = []
+    for adjoint_line in inner.lines:
+        adjoint_line.visit(_NameReader(needed_reads))
+    saved = [n for n in dict.fromkeys(needed_reads) if n in assigned and n != target]
+    before: list[cst.BaseStatement] = []
+    adjoint_body = list(inner.lines)
+    if saved:
+        stack = context.namer.fresh("_stack")
+        defined_outside = _assigned_outside(context, local)
+        before.append(cst.SimpleStatementLine((_assign(stack, cst.List(())),)))
+        for name in saved:
+            if name not in defined_outside:  # unbound before the first iteration's push
+                before.append(cst.SimpleStatementLine((_assign(name, cst.Name("None")),)))
+        values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
+        push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(values),)))
+        primal_body = _insert_before_back_edge(primal_body, headers, push)
+        pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))
+        adjoint_body.insert(0, cst.SimpleStatementLine((pop,)))
+    context.primal_edits[id(line)] = (before, line.with_changes(body=_block(primal_body)))
+    backwards = cst.Call(cst.Name("reversed"), (cst.Arg(line.iter),))
+    _comment_line(adjoints, line, context)
+    leading = ()
+    if adjoints.pending_comment is not None:
+        leading = (cst.EmptyLine(comment=cst.Comment(adjoints.pending_comment)),)
+        adjoints.pending_comment = None
+    adjoints.lines.append(
+        cst.For(
+            target=line.target,
+            iter=backwards,
+            body=_block(adjoint_body),
+            leading_lines=leading,
+        )
+    )
+
+
+def _assigned_names(lines) -> set[str]:
+    names: set[str] = set()
+    for statement in iter_small_statements(lines):
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                names.update(names_in(target.target))
+    for line in lines:
+        if isinstance(line, cst.For):
+            names.add(line.target.value)
+            names |= _assigned_names(line.body.body)
+        elif isinstance(line, cst.If):
+            names |= _assigned_names(line.body.body)
+            if line.orelse is not None:
+                names |= _assigned_names(line.orelse.body.body)
+    return names
+
+
+def _assigned_outside(context: _Context, local: set[str]) -> set[str]:
+    names = set(context.nf.params)
+    for _, op in context.activity.operations:
+        names.update(t for t in op.targets if t not in local)
+    return names
+
+
+def _insert_before_back_edge(lines: list, headers: set[str], statement) -> list:
+    """`lines` with `statement` before the trailing copies to loop header names."""
+    position = len(lines)
+    while position > 0:
+        line = lines[position - 1]
+        if not (
+            isinstance(line, cst.SimpleStatementLine)
+            and isinstance(line.body[0], cst.Assign)
+            and isinstance(line.body[0].targets[0].target, cst.Name)
+            and line.body[0].targets[0].target.value in headers
+        ):
+            break
+        position -= 1
+    return [*lines[:position], cst.SimpleStatementLine((statement,)), *lines[position:]]
+
+
+def _with_primal_edits(lines: list, edits: dict) -> list:
+    """The primal lines with each loop replaced by its edited form (pushes) and preceded by
+    its set-up statements (the stack, initial values)."""
+    result = []
+    for line in lines:
+        if isinstance(line, cst.For) and id(line) in edits:
+            before, edited = edits[id(line)]
+            result.extend(before)
+            result.append(edited)
+        elif isinstance(line, cst.For):
+            inner = tuple(_with_primal_edits(list(line.body.body), edits))
+            result.append(line.with_changes(body=line.body.with_changes(body=inner)))
+        elif isinstance(line, cst.If):
+            inner = tuple(_with_primal_edits(list(line.body.body), edits))
+            body = line.body.with_changes(body=inner)
+            orelse = line.orelse
+            if orelse is not None:
+                orelse = orelse.with_changes(
+                    body=orelse.body.with_changes(
+                        body=tuple(_with_primal_edits(list(orelse.body.body), edits))
+                    )
+                )
+            result.append(line.with_changes(body=body, orelse=orelse))
+        else:
+            result.append(line)
+    return result
 
 
 def _comment_line(adjoints: _Adjoints, line: cst.If, context: _Context) -> None:

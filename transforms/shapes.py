@@ -69,22 +69,49 @@ def infer_shapes(
     namespace: Mapping[str, object],
     scalar_params: frozenset[str] = frozenset(),
 ) -> ShapeTokens:
-    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers."""
+    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers.
+
+    A name assigned in several places (both branches of an ``if``, before a loop and around
+    its back edge) keeps a token only if every assignment gives it the same one; this is
+    found by repeating the walk until the tokens of such names stop changing."""
+    counts: dict[str, int] = {}
+    for _, op in activity.operations:
+        for target in op.targets:
+            counts[target] = counts.get(target, 0) + 1
+    varying = {name for name, count in counts.items() if count > 1}
+    unknown: set[str] = set()
+    previous = None
+    for _ in range(len(varying) + 2):
+        shapes = _walk(nf, activity, namespace, scalar_params, unknown)
+        current = {name: shapes._tokens.get(name) for name in varying}
+        if current == previous:
+            break
+        if previous is not None:
+            unknown |= {name for name in varying if current[name] != previous[name]}
+        previous = current
+    for name, token in shapes._tokens.items():  # dicts keep definition order: parameters first
+        shapes._first.setdefault(token, name)
+    return shapes
+
+
+def _walk(nf, activity, namespace, scalar_params, unknown) -> ShapeTokens:
     symbols = itertools.count()
     tokens: dict[str, object] = {}
     for param in nf.params:
         tokens[param] = SCALAR if param in scalar_params else ("symbol", next(symbols))
+    for name in unknown:
+        tokens[name] = ("symbol", next(symbols))
     shapes = ShapeTokens(tokens, namespace)
     for _, op in activity.operations:
         token = _result_token(op, shapes)
         for target in op.targets:
+            if target in unknown:
+                continue
             single = len(op.targets) == 1 and token is not None
-            token = token if single else ("symbol", next(symbols))
-            if target in tokens and tokens[target] != token:
-                token = ("symbol", next(symbols))  # assigned in two branches, shapes differ
-            tokens[target] = token
-    for name, token in tokens.items():  # dicts keep definition order: parameters first
-        shapes._first.setdefault(token, name)
+            new = token if single else ("symbol", next(symbols))
+            if target in tokens and tokens[target] != new:
+                new = ("symbol", next(symbols))  # assignments disagree
+            tokens[target] = new
     return shapes
 
 

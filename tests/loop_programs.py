@@ -1,0 +1,66 @@
+"""Functions with for loops over range."""
+
+import math
+
+import numpy as np
+
+
+def sum_of_squares(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + x[i] ** 2
+    return total
+
+
+def rosenbrock_loop(x):
+    total = 0.0
+    for i in range(len(x) - 1):
+        total += 100.0 * (x[i + 1] - x[i] ** 2) ** 2 + (1.0 - x[i]) ** 2
+    return total
+
+
+def power_by_loop(x, n):
+    y = 1.0
+    for _ in range(n):
+        y = y * x
+    return y
+
+
+def running_state(x, w):
+    h = np.zeros(3)
+    for t in range(4):
+        h = np.tanh(w @ h + x[t])
+    return np.sum(h**2)
+
+
+def nested_loops(A):
+    total = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            total = total + math.sin(A[i, j]) * (i + 1)
+    return total
+
+
+def branch_in_loop(x):
+    total = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            total = total + x[i] ** 3
+        else:
+            total = total - 2.0 * x[i]
+    return total
+
+
+def loop_local_reuse(x):
+    acc = x * 0.0
+    for k in range(3):
+        s = np.sin(acc + k)
+        acc = acc + s * x
+    return np.sum(acc)
+
+
+def zero_trips(x, n):
+    y = x * 2.0
+    for _ in range(n):
+        y = y * y
+    return np.sum(y)
