@@ -64,3 +64,24 @@ def zero_trips(x, n):
     for _ in range(n):
         y = y * y
     return np.sum(y)
+
+
+def over_rows(X, w):
+    total = 0.0
+    for row in X:
+        total = total + np.tanh(row @ w)
+    return total
+
+
+def with_enumerate(x):
+    total = 0.0
+    for i, v in enumerate(x):
+        total = total + (i + 1) * v**2
+    return total
+
+
+def with_zip(a, b):
+    total = 0.0
+    for u, v in zip(a, b):
+        total = total + u * np.sin(v)
+    return total

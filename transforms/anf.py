@@ -192,18 +192,14 @@ class _Normalizer:
             raise self.parsed.error(node.orelse, "for ... else is not supported")
         if isinstance(node.asynchronous, cst.Asynchronous):
             raise self.parsed.error(node, "async for is not supported by s2sgrad")
-        if not isinstance(node.target, cst.Name):
-            raise self.parsed.error(node.target, "a for loop needs a plain name as its target")
-        if not _is_range_call(node.iter, self.resolution):
-            raise self.parsed.error(node.iter, "only for loops over range(...) are supported yet")
-        iterable = self.atom(node.iter)
+        iterable, index_name, prologue = self.iteration(node)
         loop_line, comment = self.source_line, self.comment
         self.comment = None
         collector = _AssignedNames()
         node.body.visit(collector)
-        assigned = [n for n in collector.names if n != node.target.value]
+        assigned = [n for n in collector.names if n != index_name]
         headers = {name: self.current.get(name, name) for name in assigned}
-        target = self.define(node.target.value)
+        target = self.define(index_name)
         self.line_of[target] = loop_line
         self.loop_headers[target] = tuple(headers.values())
         outer = self.lines
@@ -211,6 +207,15 @@ class _Normalizer:
         self.current.update(headers)
         self.loop_depth += 1
         self.depth += 1
+        for name, sequence in prologue:  # the elements this iteration reads
+            if sequence is None:
+                element = cst.Name(target)  # enumerate's counter is the index itself
+            else:
+                index = cst.SubscriptElement(cst.Index(cst.Name(target)))
+                element = cst.Subscript(sequence, (index,))
+            new = self.define(name)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
+            self.origins[new] = self.origin(node.target)
         self.block(list(node.body.body))
         self.depth -= 1
         self.loop_depth -= 1
@@ -231,6 +236,49 @@ class _Normalizer:
                 leading_lines=leading,
             )
         )
+
+    def iteration(self, node: cst.For):
+        """How a loop iterates, as an index loop: the ``range`` to run over, the name of the
+        index, and (name, sequence) pairs for the names each iteration reads from sequences
+        (``for v in x`` reads ``v = x[i]``; ``enumerate`` and ``zip`` read several)."""
+        target, source = node.target, node.iter
+        if _is_builtin_call(source, "range", self.resolution):
+            if not isinstance(target, cst.Name):
+                raise self.parsed.error(target, "a loop over range needs a plain name as target")
+            return self.atom(source), target.value, []
+        if _is_builtin_call(source, "enumerate", self.resolution):
+            if len(source.args) != 1:
+                raise self.parsed.error(source, "enumerate with a start is not supported yet")
+            sequences = [None, self.sequence_atom(source.args[0].value)]
+        elif _is_builtin_call(source, "zip", self.resolution):
+            sequences = [self.sequence_atom(arg.value) for arg in source.args]
+        else:
+            sequences = [self.sequence_atom(source)]
+        names = _target_names(target, len(sequences))
+        if names is None:
+            raise self.parsed.error(target, "this loop target does not match what it iterates")
+        lengths = [
+            self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(seq),)))
+            for seq in sequences
+            if seq is not None
+        ]
+        count = lengths[0]
+        if len(lengths) > 1:
+            count = self.atom_of(cst.Call(cst.Name("min"), tuple(cst.Arg(n) for n in lengths)))
+        iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
+        index = self.namer.fresh("_i")
+        return iterable, index, list(zip(names, sequences, strict=True))
+
+    def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
+            raise self.parsed.error(expr, "looping over this kind of sequence is not supported yet")
+        return self.atom(expr)
+
+    def atom_of(self, value: cst.BaseExpression) -> cst.Name:
+        """A temporary holding `value`, an expression already in normal form."""
+        temp = self.namer.temp()
+        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), value), temp)
+        return cst.Name(temp)
 
     def branch(self, test: cst.BaseExpression, then_part, else_part) -> bool:
         """Emit ``if test:`` with the two parts, each ending in copies to shared names for the
@@ -555,12 +603,24 @@ def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
-def _is_range_call(expr: cst.BaseExpression, resolution: Resolution) -> bool:
+def _is_builtin_call(expr: cst.BaseExpression, name: str, resolution: Resolution) -> bool:
     return (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
-        and resolution.spell(expr.func) == "range"
+        and resolution.spell(expr.func) == name
     )
+
+
+def _target_names(target: cst.BaseExpression, count: int) -> list | None:
+    """The names a loop target binds, one per sequence; None if they do not match."""
+    if count == 1:
+        return [target.value] if isinstance(target, cst.Name) else None
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != count:
+        return None
+    names = [element.value for element in target.elements]
+    if not all(isinstance(name, cst.Name) for name in names):
+        return None
+    return [name.value for name in names]
 
 
 class _AssignedNames(cst.CSTVisitor):
