@@ -82,6 +82,6 @@ def with_enumerate(x):
 
 def with_zip(a, b):
     total = 0.0
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=False):
         total = total + u * np.sin(v)
     return total

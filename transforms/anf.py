@@ -251,7 +251,7 @@ class _Normalizer:
                 raise self.parsed.error(source, "enumerate with a start is not supported yet")
             sequences = [None, self.sequence_atom(source.args[0].value)]
         elif _is_builtin_call(source, "zip", self.resolution):
-            sequences = [self.sequence_atom(arg.value) for arg in source.args]
+            sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
         else:
             sequences = [self.sequence_atom(source)]
         names = _target_names(target, len(sequences))
