@@ -85,3 +85,27 @@ def with_zip(a, b):
     for u, v in zip(a, b, strict=False):
         total = total + u * np.sin(v)
     return total
+
+
+def halve_until_small(x):
+    y = x
+    while y > 0.1:
+        y = y * 0.5 + 0.01 * np.sin(y)
+    return y * 3.0
+
+
+def newton_sqrt(a):
+    guess = a
+    steps = 0
+    while steps < 6:
+        guess = 0.5 * (guess + a / guess)
+        steps += 1
+    return guess
+
+
+def while_over_array(x):
+    total = np.sum(x)
+    while total < 10.0:
+        x = x * 1.5
+        total = np.sum(x)
+    return np.sum(np.sin(x))

@@ -23,6 +23,10 @@ CASES = [
     ("over_rows", (rng.random((3, 2)), rng.random(2))),
     ("with_enumerate", (rng.random(4),)),
     ("with_zip", (rng.random(4), rng.random(3))),
+    ("halve_until_small", (3.7,)),
+    ("halve_until_small", (0.05,)),
+    ("newton_sqrt", (2.0,)),
+    ("while_over_array", (rng.random(3),)),
 ]
 
 

@@ -73,6 +73,7 @@ class NormalForm:
     origins: Mapping[str, Origin]
     line_of: Mapping[str, int]
     loop_headers: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    loop_counts: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def statements(self) -> list[cst.BaseSmallStatement]:
@@ -122,6 +123,7 @@ class _Normalizer:
         self.depth = 0  # how many branches deep the statements being normalized are
         self.loop_depth = 0
         self.loop_headers: dict[str, tuple[str, ...]] = {}  # loop target -> its header names
+        self.loop_counts: dict[str, str] = {}  # while condition -> its iteration counter
         self.result = namer.fresh("_result")  # the value returned from inside a branch
 
     # -- statements ------------------------------------------------------------------------
@@ -143,6 +145,9 @@ class _Normalizer:
                 continue
             if isinstance(statement, cst.For):
                 self.for_statement(statement)
+                continue
+            if isinstance(statement, cst.While):
+                self.while_statement(statement)
                 continue
             for small in statement.body:
                 if isinstance(small, cst.Return):
@@ -234,6 +239,50 @@ class _Normalizer:
                 iter=iterable,
                 body=_indented(body),
                 leading_lines=leading,
+            )
+        )
+
+    def while_statement(self, node: cst.While) -> None:
+        """``while test: body`` as ``c = test; while c: body; c = test`` with ``c`` and an
+        iteration counter carried like any other value (header names, back-edge copies); the
+        counter tells the adjoint how many iterations to run backwards."""
+        if node.orelse is not None:
+            raise self.parsed.error(node.orelse, "while ... else is not supported")
+        loop_line, comment = self.source_line, self.comment
+        condition, counter = self.namer.fresh("_running"), self.namer.fresh("_trips")
+        self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
+        self.assign([cst.Name(condition)], node.test, origin_node=node.test)
+        self.comment = None
+        collector = _AssignedNames()
+        node.body.visit(collector)
+        headers = {name: self.current.get(name, name) for name in collector.names}
+        headers[condition] = self.current[condition]
+        headers[counter] = self.current[counter]
+        self.loop_headers[headers[condition]] = tuple(headers.values())
+        self.loop_counts[headers[condition]] = headers[counter]
+        outer = self.lines
+        self.lines = []
+        self.current.update(headers)
+        self.loop_depth += 1
+        self.depth += 1
+        self.block(list(node.body.body))
+        one_more = cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Integer("1"))
+        self.assign([cst.Name(counter)], one_more, origin_node=node)
+        self.assign([cst.Name(condition)], node.test, origin_node=node.test)
+        self.depth -= 1
+        self.loop_depth -= 1
+        for name, header in headers.items():
+            version = self.current.get(name)
+            if version is not None and version != header:
+                self.lines.append(_copy_line(header, version))
+                self.line_of.setdefault(header, loop_line)
+        self.current.update(headers)
+        body, self.lines = self.lines, outer
+        self.source_line = loop_line
+        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        self.lines.append(
+            cst.While(
+                test=cst.Name(headers[condition]), body=_indented(body), leading_lines=leading
             )
         )
 
@@ -699,7 +748,7 @@ def iter_small_statements(lines):
             yield from iter_small_statements(line.body.body)
             if line.orelse is not None:
                 yield from iter_small_statements(line.orelse.body.body)
-        elif isinstance(line, cst.For):
+        elif isinstance(line, (cst.For, cst.While)):
             yield from iter_small_statements(line.body.body)
         else:
             yield from line.body
@@ -733,4 +782,5 @@ def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> N
         origins=types.MappingProxyType(normalizer.origins),
         line_of=types.MappingProxyType(normalizer.line_of),
         loop_headers=types.MappingProxyType(normalizer.loop_headers),
+        loop_counts=types.MappingProxyType(normalizer.loop_counts),
     )

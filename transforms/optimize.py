@@ -98,12 +98,12 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     return usage
 
 
-_COMPOUND = (cst.If, cst.For)
+_COMPOUND = (cst.If, cst.For, cst.While)
 
 
 def _head(line) -> cst.BaseExpression:
     """The expression a compound line evaluates itself: an ``if``'s test, a loop's iterable."""
-    return line.test if isinstance(line, cst.If) else line.iter
+    return line.iter if isinstance(line, cst.For) else line.test
 
 
 def _compound_usage(line) -> _Usage:
@@ -139,7 +139,7 @@ def _with_blocks(line, blocks: list[list], head=None):
     if isinstance(line, cst.If) and line.orelse is not None:
         changes["orelse"] = line.orelse.with_changes(body=block(blocks[1], line.orelse.body))
     if head is not None:
-        changes["test" if isinstance(line, cst.If) else "iter"] = head
+        changes["iter" if isinstance(line, cst.For) else "test"] = head
     return line.with_changes(**changes)
 
 
@@ -733,7 +733,7 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
     decisions = []
     changed = False
     for line in reversed(lines):
-        if isinstance(line, cst.For):
+        if isinstance(line, (cst.For, cst.While)):
             line, needed, loop_changed = _dead_code_in_loop(line, live)
             changed = changed or loop_changed or not needed
             decisions.append(("keep" if needed else "drop", line))
@@ -766,7 +766,7 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
     return _carry_comments(decisions), changed
 
 
-def _dead_code_in_loop(line: cst.For, live: set[str]) -> tuple[cst.For, bool, bool]:
+def _dead_code_in_loop(line, live: set[str]) -> tuple[cst.BaseCompoundStatement, bool, bool]:
     """A value read anywhere in a loop may be read by a later iteration: all of them are live
     at the end of its body (a conservative, one-pass stand-in for the fixpoint)."""
     loop_reads: list[str] = []

@@ -173,7 +173,10 @@ def reverse(
     for _, op in activity.operations:
         for target in op.targets:
             counts[target] = counts.get(target, 0) + 1
-    reassigned = frozenset(name for name, count in counts.items() if count > 1)
+    headers = {name for names in nf.loop_headers.values() for name in names}
+    reassigned = frozenset(
+        name for name, count in counts.items() if count > 1 or name in nf.params
+    ) | frozenset(headers)
     context = _Context(nf, activity, shapes, namer, _line_comments(nf), reassigned)
     _reverse_block(list(nf.funcdef.body.body), adjoints, context)
     returned = _gradients(spec, adjoints, output)
@@ -203,7 +206,7 @@ class _Context:
 def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
     """Append the adjoint of the normal-form `lines` (last statement first) to `adjoints`."""
     for line in reversed(lines):
-        if isinstance(line, cst.For):
+        if isinstance(line, (cst.For, cst.While)):
             _reverse_for(line, adjoints, context)
             continue
         if isinstance(line, cst.If):
@@ -240,7 +243,15 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
     """The adjoint of ``for i in r: body``: ``for i in reversed(r):`` running the body's
     adjoint. Each primal iteration pushes (one tuple, before its back-edge copies) the values
     of the iteration that the adjoint reads; each adjoint iteration starts by popping them."""
-    target = line.target.value
+    if isinstance(line, cst.For):
+        target = line.target.value
+        loop_target = line.target
+        backwards = cst.Call(cst.Name("reversed"), (cst.Arg(line.iter),))
+    else:  # while: run as many times as the primal loop counted
+        target = line.test.value
+        loop_target = cst.Name(context.namer.fresh("_"))
+        counted = cst.Name(context.nf.loop_counts[target])
+        backwards = cst.Call(cst.Name("range"), (cst.Arg(counted),))
     headers = set(context.nf.loop_headers.get(target, ()))
     body = list(line.body.body)
     body_ops = [
@@ -294,7 +305,6 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
         pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))
         adjoint_body.insert(0, cst.SimpleStatementLine((pop,)))
     context.primal_edits[id(line)] = (before, line.with_changes(body=_block(primal_body)))
-    backwards = cst.Call(cst.Name("reversed"), (cst.Arg(line.iter),))
     _comment_line(adjoints, line, context)
     leading = ()
     if adjoints.pending_comment is not None:
@@ -302,7 +312,7 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
         adjoints.pending_comment = None
     adjoints.lines.append(
         cst.For(
-            target=line.target,
+            target=loop_target,
             iter=backwards,
             body=_block(adjoint_body),
             leading_lines=leading,
@@ -317,8 +327,9 @@ def _assigned_names(lines) -> set[str]:
             for target in statement.targets:
                 names.update(names_in(target.target))
     for line in lines:
-        if isinstance(line, cst.For):
-            names.add(line.target.value)
+        if isinstance(line, (cst.For, cst.While)):
+            if isinstance(line, cst.For):
+                names.add(line.target.value)
             names |= _assigned_names(line.body.body)
         elif isinstance(line, cst.If):
             names |= _assigned_names(line.body.body)
@@ -355,11 +366,11 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
     its set-up statements (the stack, initial values)."""
     result = []
     for line in lines:
-        if isinstance(line, cst.For) and id(line) in edits:
+        if isinstance(line, (cst.For, cst.While)) and id(line) in edits:
             before, edited = edits[id(line)]
             result.extend(before)
             result.append(edited)
-        elif isinstance(line, cst.For):
+        elif isinstance(line, (cst.For, cst.While)):
             inner = tuple(_with_primal_edits(list(line.body.body), edits))
             result.append(line.with_changes(body=line.body.with_changes(body=inner)))
         elif isinstance(line, cst.If):
