@@ -109,3 +109,43 @@ def while_over_array(x):
         x = x * 1.5
         total = np.sum(x)
     return np.sum(np.sin(x))
+
+
+def stop_at_threshold(x):
+    total = 0.0
+    for i in range(len(x)):
+        if total > 1.0:
+            break
+        total = total + x[i] ** 2
+    return total * 2.0
+
+
+def skip_negatives(x):
+    total = 0.0
+    for v in x:
+        if v < 0.0:
+            continue
+        total = total + np.exp(v)
+    return total
+
+
+def while_with_break(x):
+    y = x
+    steps = 0
+    while True:
+        y = np.sin(y) + y * 0.5
+        steps = steps + 1
+        if steps >= 3:
+            break
+    return y
+
+
+def break_and_continue(x):
+    total = 0.0
+    for i, v in enumerate(x):
+        if i == 1:
+            continue
+        if v > 0.9:
+            break
+        total = total + v * (i + 1)
+    return total

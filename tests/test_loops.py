@@ -27,6 +27,12 @@ CASES = [
     ("halve_until_small", (0.05,)),
     ("newton_sqrt", (2.0,)),
     ("while_over_array", (rng.random(3),)),
+    ("stop_at_threshold", (np.array([0.5, 0.6, 0.7, 0.8]),)),
+    ("stop_at_threshold", (np.array([0.1, 0.2]),)),
+    ("skip_negatives", (np.array([0.5, -0.6, 0.7, -0.1]),)),
+    ("while_with_break", (0.7,)),
+    ("break_and_continue", (np.array([0.3, 0.5, 0.2, 0.95, 0.4]),)),
+    ("break_and_continue", (np.array([0.3, 0.5, 0.2]),)),
 ]
 
 

@@ -123,7 +123,8 @@ class _Normalizer:
         self.depth = 0  # how many branches deep the statements being normalized are
         self.loop_depth = 0
         self.loop_headers: dict[str, tuple[str, ...]] = {}  # loop target -> its header names
-        self.loop_counts: dict[str, str] = {}  # while condition -> its iteration counter
+        self.loop_counts: dict[str, str] = {}  # loop key -> the header of its iteration counter
+        self.loops: list[tuple[dict, str | None]] = []  # enclosing loops: headers, counter
         self.result = namer.fresh("_result")  # the value returned from inside a branch
 
     # -- statements ------------------------------------------------------------------------
@@ -135,13 +136,19 @@ class _Normalizer:
         self.block(statements)
 
     def block(self, statements: list) -> bool:
-        """Normalize `statements` into ``self.lines``; True if every path through them exits."""
+        """Normalize `statements` into ``self.lines``. True if every path through them leaves
+        for good (``return``, ``raise``, ``break``); a ``continue`` ends its path but joins the
+        others at the end of the loop body."""
         for k, statement in enumerate(statements):
+            if statement is END_OF_ITERATION:
+                self.end_iteration()
+                return True
             self.source_line = self.parsed.statement_line(statement)
             self.comment = f"# line {self.source_line}: {_first_line(statement)}"
             if isinstance(statement, cst.If):
-                if self.if_statement(statement, statements[k + 1 :]):
-                    return True
+                consumed, leaves = self.if_statement(statement, statements[k + 1 :])
+                if consumed or leaves:
+                    return leaves
                 continue
             if isinstance(statement, cst.For):
                 self.for_statement(statement)
@@ -153,10 +160,39 @@ class _Normalizer:
                 if isinstance(small, cst.Return):
                     self.return_statement(small)
                     return True
+                if isinstance(small, cst.Break):
+                    self.leave_loop(small)
+                    return True
+                if isinstance(small, cst.Continue):
+                    self.end_iteration()  # the rest of the body was carried elsewhere
+                    return True
                 self.statement(small)
                 if isinstance(small, cst.Raise):
                     return True
         return False
+
+    def leave_loop(self, node: cst.Break) -> None:
+        """``break``: count the iteration, copy values to the loop's header names (what
+        follows the loop reads), then leave."""
+        if not self.loops:
+            raise self.parsed.error(node, "break outside a loop")
+        self.end_iteration(leaving=True)
+        self.emit(cst.Break())
+
+    def end_iteration(self, leaving: bool = False) -> None:
+        """What ends every path through a loop body: count the iteration, recompute a while
+        loop's condition (unless `leaving`), copy values back to the header names."""
+        headers, counter, condition = self.loops[-1]
+        if counter is not None:
+            one_more = cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Integer("1"))
+            self.assign([cst.Name(counter)], one_more)
+        if condition is not None and not leaving:
+            name, test = condition
+            self.assign([cst.Name(name)], test, origin_node=test)
+        for name, header in headers.items():
+            version = self.current.get(name)
+            if version is not None and version != header:
+                self.lines.append(_copy_line(header, version))
 
     def return_statement(self, node: cst.Return) -> None:
         if self.loop_depth:
@@ -168,12 +204,14 @@ class _Normalizer:
         else:  # inside a branch: the value joins the others at the end
             self.assign([cst.Name(self.result)], value, origin_node=value)
 
-    def if_statement(self, node: cst.If, rest: list) -> bool:
-        """An ``if`` whose branches return carries the statements after it into the branches
-        that do not, so that every path ends in one place: the function's single exit."""
+    def if_statement(self, node: cst.If, rest: list) -> tuple[bool, bool]:
+        """An ``if`` whose branches return, break or continue carries the statements after it
+        into the branches that do not, so that every path ends in one place (the function's
+        single exit, the end of the loop body). Returns (the rest was consumed, every path
+        leaves for good)."""
         then_statements = list(node.body.body)
         else_statements = _else_statements(node.orelse)
-        carry = rest if _contains_return(then_statements + else_statements) else []
+        carry = rest if _contains_jump(then_statements + else_statements) else []
         if carry and not _always_exits(then_statements):
             then_statements += carry
         if carry and not _always_exits(else_statements):
@@ -182,12 +220,11 @@ class _Normalizer:
         both_exit = self.branch(
             test, lambda: self.block(then_statements), lambda: self.block(else_statements)
         )
-        if carry or both_exit:
-            if self.depth == 0:
-                self.output = cst.Name(self.current[self.result])
-                self.emit(cst.Return(self.output))
-            return True
-        return False
+        if (carry or both_exit) and self.depth == 0:
+            self.output = cst.Name(self.current[self.result])
+            self.emit(cst.Return(self.output))
+            return True, True
+        return bool(carry), both_exit
 
     def for_statement(self, node: cst.For) -> None:
         """``for i in range(...)``: every name the body assigns gets one *header* name, the
@@ -199,14 +236,23 @@ class _Normalizer:
             raise self.parsed.error(node, "async for is not supported by s2sgrad")
         iterable, index_name, prologue = self.iteration(node)
         loop_line, comment = self.source_line, self.comment
+        counter = None
+        if _contains_break(list(node.body.body)):  # the adjoint needs the number of iterations
+            counter = self.namer.fresh("_trips")
+            self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
         self.comment = None
         collector = _AssignedNames()
         node.body.visit(collector)
         assigned = [n for n in collector.names if n != index_name]
         headers = {name: self.current.get(name, name) for name in assigned}
+        if counter is not None:
+            headers[counter] = self.current[counter]
         target = self.define(index_name)
         self.line_of[target] = loop_line
         self.loop_headers[target] = tuple(headers.values())
+        if counter is not None:
+            self.loop_counts[target] = headers[counter]
+        self.loops.append((headers, headers.get(counter) and counter, None))
         outer = self.lines
         self.lines = []
         self.current.update(headers)
@@ -221,14 +267,10 @@ class _Normalizer:
             new = self.define(name)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
             self.origins[new] = self.origin(node.target)
-        self.block(list(node.body.body))
+        self.block([*node.body.body, END_OF_ITERATION])
+        self.loops.pop()
         self.depth -= 1
         self.loop_depth -= 1
-        for name, header in headers.items():
-            version = self.current.get(name)
-            if version is not None and version != header:
-                self.lines.append(_copy_line(header, version))
-                self.line_of.setdefault(header, loop_line)
         self.current.update(headers)
         body, self.lines = self.lines, outer
         self.source_line = loop_line
@@ -260,22 +302,16 @@ class _Normalizer:
         headers[counter] = self.current[counter]
         self.loop_headers[headers[condition]] = tuple(headers.values())
         self.loop_counts[headers[condition]] = headers[counter]
+        self.loops.append((headers, counter, (condition, node.test)))
         outer = self.lines
         self.lines = []
         self.current.update(headers)
         self.loop_depth += 1
         self.depth += 1
-        self.block(list(node.body.body))
-        one_more = cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Integer("1"))
-        self.assign([cst.Name(counter)], one_more, origin_node=node)
-        self.assign([cst.Name(condition)], node.test, origin_node=node.test)
+        self.block([*node.body.body, END_OF_ITERATION])
+        self.loops.pop()
         self.depth -= 1
         self.loop_depth -= 1
-        for name, header in headers.items():
-            version = self.current.get(name)
-            if version is not None and version != header:
-                self.lines.append(_copy_line(header, version))
-                self.line_of.setdefault(header, loop_line)
         self.current.update(headers)
         body, self.lines = self.lines, outer
         self.source_line = loop_line
@@ -346,9 +382,11 @@ class _Normalizer:
         self.depth -= 1
         self.lines = outer
         self.source_line = if_line
-        if then_exits and not else_exits:
+        if then_exits and else_exits:
+            self.current = then_current  # nothing follows: every path has ended
+        elif then_exits:
             self.current = else_current
-        elif else_exits and not then_exits:
+        elif else_exits:
             self.current = then_current
         else:
             self.current = dict(then_current)
@@ -652,6 +690,9 @@ def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
+END_OF_ITERATION = object()  # marks where a loop body's paths end (see Normalizer.block)
+
+
 def _is_builtin_call(expr: cst.BaseExpression, name: str, resolution: Resolution) -> bool:
     return (
         isinstance(expr, cst.Call)
@@ -725,20 +766,30 @@ def _always_exits(statements: list) -> bool:
             if orelse and _always_exits(list(statement.body.body)) and _always_exits(orelse):
                 return True
         elif isinstance(statement, cst.SimpleStatementLine):
-            if any(isinstance(small, (cst.Return, cst.Raise)) for small in statement.body):
+            jumps = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+            if any(isinstance(small, jumps) for small in statement.body):
                 return True
     return False
 
 
-def _contains_return(statements: list) -> bool:
+def _contains_jump(statements: list, kinds=(cst.Return, cst.Break, cst.Continue)) -> bool:
+    """`statements` hold a return, or a break/continue of the enclosing loop."""
     for statement in statements:
         if isinstance(statement, cst.If):
-            if _contains_return(list(statement.body.body) + _else_statements(statement.orelse)):
+            inner = list(statement.body.body) + _else_statements(statement.orelse)
+            if _contains_jump(inner, kinds):
                 return True
+        elif isinstance(statement, (cst.For, cst.While)):
+            if cst.Return in kinds and _contains_jump(list(statement.body.body), (cst.Return,)):
+                return True  # a nested loop's break/continue are its own
         elif isinstance(statement, cst.SimpleStatementLine):
-            if any(isinstance(small, cst.Return) for small in statement.body):
+            if any(isinstance(small, kinds) for small in statement.body):
                 return True
     return False
+
+
+def _contains_break(statements: list) -> bool:
+    return _contains_jump(statements, (cst.Break,))
 
 
 def iter_small_statements(lines):

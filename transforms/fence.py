@@ -34,8 +34,6 @@ _NEVER: dict[type[cst.CSTNode], str] = {
 
 # Constructs this version does not differentiate yet: loops, nested functions, comprehensions.
 _NOT_YET: dict[type[cst.CSTNode], str] = {
-    cst.Break: "break",
-    cst.Continue: "continue",
     cst.FunctionDef: "nested function definition",
     cst.ListComp: "list comprehension",
     cst.SetComp: "set comprehension",

@@ -767,19 +767,24 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
 
 
 def _dead_code_in_loop(line, live: set[str]) -> tuple[cst.BaseCompoundStatement, bool, bool]:
-    """A value read anywhere in a loop may be read by a later iteration: all of them are live
-    at the end of its body (a conservative, one-pass stand-in for the fixpoint)."""
-    loop_reads: list[str] = []
-    line.visit(_NameReader(loop_reads))
-    body_live = set(live) | set(loop_reads)
-    body, changed = eliminate_dead_code(list(line.body.body), body_live)
+    """What is live at the end of a loop body is what is live after the loop plus what the
+    body's start needs (the next iteration): found by repeating the analysis to a fixpoint."""
+    head = read_names(_head(line), [])
+    body_lines = list(line.body.body)
+    live_end = set(live) | set(head)
+    for _ in range(8):
+        trial = set(live_end)
+        eliminate_dead_code(body_lines, trial)
+        grown = set(live) | set(head) | trial
+        if grown == live_end:
+            break
+        live_end = grown
+    start = set(live_end)
+    body, changed = eliminate_dead_code(body_lines, start)
     if not body:
         return line, False, True
-    line = _with_blocks(line, [body])
-    kept_reads: list[str] = []
-    line.visit(_NameReader(kept_reads))
-    live.update(kept_reads)
-    return line, True, changed
+    live |= start | set(head)
+    return _with_blocks(line, [body]), True, changed
 
 
 def _dead_code_in_if(line: cst.If, live: set[str]) -> tuple[cst.If, bool, bool]:

@@ -246,7 +246,11 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
     if isinstance(line, cst.For):
         target = line.target.value
         loop_target = line.target
-        backwards = cst.Call(cst.Name("reversed"), (cst.Arg(line.iter),))
+        iterated = line.iter
+        if target in context.nf.loop_counts:  # it may break: only the iterations that ran
+            count = cst.Name(context.nf.loop_counts[target])
+            iterated = cst.Subscript(line.iter, (cst.SubscriptElement(cst.Slice(None, count)),))
+        backwards = cst.Call(cst.Name("reversed"), (cst.Arg(iterated),))
     else:  # while: run as many times as the primal loop counted
         target = line.test.value
         loop_target = cst.Name(context.namer.fresh("_"))
@@ -301,7 +305,7 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
                 before.append(cst.SimpleStatementLine((_assign(name, cst.Name("None")),)))
         values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
         push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(values),)))
-        primal_body = _insert_before_back_edge(primal_body, headers, push)
+        primal_body = _push_at_path_ends(primal_body, headers, push)
         pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))
         adjoint_body.insert(0, cst.SimpleStatementLine((pop,)))
     context.primal_edits[id(line)] = (before, line.with_changes(body=_block(primal_body)))
@@ -359,6 +363,36 @@ def _insert_before_back_edge(lines: list, headers: set[str], statement) -> list:
             break
         position -= 1
     return [*lines[:position], cst.SimpleStatementLine((statement,)), *lines[position:]]
+
+
+def _push_at_path_ends(lines: list, headers: set[str], push) -> list:
+    """`push` at the end of every path through a loop body (normal, continue or break),
+    before the path's copies to the header names (which overwrite values it pushes)."""
+    lines = [line for line in lines if not _is_pass(line)]
+    if lines and isinstance(lines[-1], cst.If):
+        line = lines[-1]
+        body = _push_at_path_ends(list(line.body.body), headers, push)
+        line = line.with_changes(body=line.body.with_changes(body=tuple(body)))
+        if line.orelse is not None:
+            other = _push_at_path_ends(list(line.orelse.body.body), headers, push)
+            block = line.orelse.body.with_changes(body=tuple(other))
+            line = line.with_changes(orelse=line.orelse.with_changes(body=block))
+        else:  # no else: the path that skips the if ends after it
+            line = line.with_changes(
+                orelse=cst.Else(body=_block([cst.SimpleStatementLine((push,))]))
+            )
+        return [*lines[:-1], line]
+    if lines and _is_break(lines[-1]):
+        return [*_insert_before_back_edge(lines[:-1], headers, push), lines[-1]]
+    return _insert_before_back_edge(lines, headers, push)
+
+
+def _is_pass(line) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Pass)
+
+
+def _is_break(line) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Break)
 
 
 def _with_primal_edits(lines: list, edits: dict) -> list:
