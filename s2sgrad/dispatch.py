@@ -1,7 +1,8 @@
 """The function `sg.grad` returns: a thin wrapper that picks a compiled specialization.
 
 Generated gradients are specialized on whether each argument is a Python number (shape
-``()``, so no shape bookkeeping is needed) or something else. The wrapper is itself generated
+``()``, so no shape bookkeeping is needed) or an array and its number of dimensions (so that
+``x[i]`` of a vector is known to be a number) or something else. The wrapper is itself generated
 so that it has the user's signature and costs one dictionary lookup per call: its key is the
 tuple of argument classes, and a miss compiles (or reuses) the specialization for those kinds.
 """
@@ -13,6 +14,7 @@ import numbers
 import types
 
 import libcst as cst
+import numpy as np
 
 from s2sgrad.transforms.pipeline import Analysis, Generated, generate_gradient
 
@@ -22,32 +24,35 @@ class CompiledGradient:
 
     def __init__(self, analysis: Analysis):
         self.analysis = analysis
-        self._by_scalars: dict[frozenset[str], Generated] = {}
+        self._by_kinds: dict[tuple, Generated] = {}
         self._by_classes: dict[tuple, types.FunctionType] = {}
         self.last: Generated | None = None
         self.params = _parameter_kinds(analysis.parsed.funcdef.params)
 
     def generic(self) -> Generated:
         """The specialization that assumes nothing about the arguments (what export writes)."""
-        return self._build(frozenset())
+        return self._build(frozenset(), ())
 
     def for_arguments(self, args: tuple) -> Generated:
-        scalars = frozenset(
-            name for (name, _), value in zip(self.params, args, strict=True) if _is_number(value)
+        pairs = list(zip(self.params, args, strict=True))
+        scalars = frozenset(name for (name, _), value in pairs if _is_number(value))
+        ndims = tuple(
+            (name, value.ndim) for (name, _), value in pairs if isinstance(value, np.ndarray)
         )
-        return self._build(scalars)
+        return self._build(scalars, ndims)
 
-    def _build(self, scalars: frozenset[str]) -> Generated:
-        generated = self._by_scalars.get(scalars)
+    def _build(self, scalars: frozenset[str], ndims: tuple) -> Generated:
+        generated = self._by_kinds.get((scalars, ndims))
         if generated is None:
-            generated = self._by_scalars[scalars] = generate_gradient(self.analysis, scalars)
+            generated = generate_gradient(self.analysis, scalars, dict(ndims))
+            self._by_kinds[(scalars, ndims)] = generated
         return generated
 
     def specialize(self, *args) -> types.FunctionType:
         """The specialization for `args` (every argument, in parameter order)."""
         generated = self.for_arguments(args)
         self.last = generated
-        self._by_classes[tuple(a.__class__ for a in args)] = generated.function
+        self._by_classes[_key(args)] = generated.function
         return generated.function
 
     def wrapper(self) -> types.FunctionType:
@@ -61,16 +66,15 @@ class CompiledGradient:
         entry = self.analysis.entry
         signature, call = _signature_text(self.params)
         names = ", ".join(name for name, _ in self.params)
-        classes = ", ".join(f"{name}.__class__" for name, _ in self.params)
         comma = "," if len(self.params) == 1 else ""
         source = (
             f"def {entry}({signature}):\n"
-            f"    fn = _specializations.get(({classes}{comma}))\n"
+            f"    fn = _specializations.get(_key(({names}{comma})))\n"
             f"    if fn is None:\n"
             f"        fn = _specialize({names})\n"
             f"    return fn({call})\n"
         )
-        namespace: dict[str, object] = {"_specializations": self._by_classes}
+        namespace: dict[str, object] = {"_specializations": self._by_classes, "_key": _key}
         code = compile(source, f"<s2sgrad dispatcher {entry}>", "exec")
         exec(code, namespace)
         dispatcher = namespace[entry]
@@ -107,6 +111,9 @@ class CompiledGradient:
         for (name, _), value in zip(self.params, args, strict=True):
             namespace[f"_class_{name}"] = value.__class__
             guards.append(f"{name}.__class__ is not _class_{name}")
+            if isinstance(value, np.ndarray):
+                namespace[f"_ndim_{name}"] = value.ndim
+                guards.append(f"{name}.ndim != _ndim_{name}")
         guard = (
             f"    if {' or '.join(guards)}:\n        return _dispatch({call})\n" if guards else ""
         )
@@ -125,6 +132,11 @@ def _insert_after_header(source: str, entry: str, lines: str) -> str:
     start = source.index(f"def {entry}(")
     end = source.index("):\n", start) + 3
     return source[:end] + lines + source[end:]
+
+
+def _key(args: tuple) -> tuple:
+    """What selects a specialization: each argument's class, and an array's dimensions."""
+    return tuple((a.__class__, a.ndim if isinstance(a, np.ndarray) else None) for a in args)
 
 
 def _is_number(value: object) -> bool:

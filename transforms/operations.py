@@ -175,7 +175,7 @@ class Classifier:
             )
         if isinstance(value, cst.UnaryOperation):
             if isinstance(value.expression, (cst.Integer, cst.Float, cst.Imaginary)):
-                return Operation(targets, NO_DERIVATIVE, "constant")
+                return Operation(targets, NO_DERIVATIVE, "constant", (value,))
             return self._primitive(targets, _UNARY[type(value.operator)], (value.expression,))
         if isinstance(value, cst.Comparison):
             return Operation(targets, NO_DERIVATIVE, "comparison")
@@ -193,18 +193,18 @@ class Classifier:
                 if primitive is NO_DERIVATIVE:
                     return Operation(targets, NO_DERIVATIVE, f".{value.attr.value}", (value.value,))
                 return self._primitive(targets, primitive, (value.value,))
-            return Operation(targets, NO_DERIVATIVE, "constant")
+            return Operation(targets, NO_DERIVATIVE, "constant", (value,))
         if isinstance(value, cst.Call):
             return self._call(targets, value)
         if isinstance(value, cst.Name):
             if value.value in self.locals:
                 return Operation(targets, COPY, "copy", (value,))
-            return Operation(targets, NO_DERIVATIVE, "constant")
+            return Operation(targets, NO_DERIVATIVE, "constant", (value,))
         if isinstance(value, (cst.Tuple, cst.List)):
             return Operation(
                 targets, None, "tuple or list literal", tuple(e.value for e in value.elements)
             )
-        return Operation(targets, NO_DERIVATIVE, "constant")
+        return Operation(targets, NO_DERIVATIVE, "constant", (value,))
 
     def _is_local(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.locals

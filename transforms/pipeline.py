@@ -102,13 +102,18 @@ def analyze(
 
 
 def generate_gradient(
-    analysis: Analysis, scalar_params: frozenset[str] = frozenset(), debug: bool = False
+    analysis: Analysis,
+    scalar_params: frozenset[str] = frozenset(),
+    array_ndims: dict | None = None,
+    debug: bool = False,
 ) -> Generated:
     """Build, optimize and compile the gradient function for one specialization."""
     debug = _debug_enabled(debug)
     spec = analysis.spec
     namer = analysis.namer.copy()
-    shapes = infer_shapes(analysis.nf, analysis.activity, analysis.namespace, scalar_params)
+    shapes = infer_shapes(
+        analysis.nf, analysis.activity, analysis.namespace, scalar_params, array_ndims or {}
+    )
     reverse_spec = ReverseSpec(analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value)
     funcdef = reverse(analysis.nf, analysis.activity, shapes, reverse_spec, namer)
     _show(debug, "reverse", funcdef)

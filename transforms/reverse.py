@@ -226,6 +226,8 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
         if not any(adjoints.has(t) for t in op.targets if t in context.activity.active):
             continue
         source_line = context.nf.line_of.get(op.targets[0])
+        if op.targets[0] in context.reassigned:
+            source_line = adjoints.last_line  # a copy joining branches or iterations
         if source_line != adjoints.last_line and source_line in context.comments:
             adjoints.comment(f"# adjoint of line {source_line}: {context.comments[source_line]}")
             adjoints.last_line = source_line
@@ -294,8 +296,14 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
     for adjoint_line in inner.lines:
         adjoint_line.visit(_NameReader(needed_reads))
     saved = [n for n in dict.fromkeys(needed_reads) if n in assigned and n != target]
+    recomputed = _recomputable(body, target, headers | local, context)
+    prologue = _recompute(saved, recomputed)
+    saved = [n for n in saved if n not in recomputed] + [
+        n for n in _inputs_of(prologue) if n in assigned and n not in recomputed and n != target
+    ]
+    saved = list(dict.fromkeys(saved))
     before: list[cst.BaseStatement] = []
-    adjoint_body = list(inner.lines)
+    adjoint_body = [cst.SimpleStatementLine((s,)) for s in prologue] + list(inner.lines)
     if saved:
         stack = context.namer.fresh("_stack")
         defined_outside = _assigned_outside(context, local)
@@ -322,6 +330,55 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
             leading_lines=leading,
         )
     )
+
+
+def _recomputable(body: list, target: str, changing: set[str], context: _Context) -> dict:
+    """Statements at the top of a loop body that the adjoint can run again more cheaply than
+    it can push and pop their values: element reads by basic indices and arithmetic on
+    numbers, from the loop index and values the loop does not change."""
+    found: dict[str, cst.Assign] = {}
+    for line in body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        statement = line.body[0]
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            continue
+        name_node = statement.targets[0].target
+        if not isinstance(name_node, cst.Name):
+            continue
+        name = name_node.value
+        value = statement.value
+        inputs = read_names(value, [])
+        usable = all(n == target or n in found or n not in changing for n in inputs)
+        cheap = (
+            isinstance(value, cst.Subscript) and _is_basic_index(value.slice, context.shapes)
+        ) or (
+            isinstance(value, (cst.BinaryOperation, cst.UnaryOperation))
+            and context.shapes.is_scalar(name_node)
+        )
+        if usable and cheap and name not in context.reassigned:
+            found[name] = statement
+    return found
+
+
+def _recompute(names: list[str], recomputable: dict) -> list[cst.Assign]:
+    """The statements recomputing `names` (and what they need), in their original order."""
+    wanted: set[str] = set()
+    pending = [n for n in names if n in recomputable]
+    while pending:
+        name = pending.pop()
+        if name in wanted:
+            continue
+        wanted.add(name)
+        pending += [n for n in read_names(recomputable[name].value, []) if n in recomputable]
+    return [statement for name, statement in recomputable.items() if name in wanted]
+
+
+def _inputs_of(statements: list) -> list[str]:
+    names: list[str] = []
+    for statement in statements:
+        read_names(statement.value, names)
+    return names
 
 
 def _assigned_names(lines) -> set[str]:
@@ -447,7 +504,7 @@ def _differentiate(
         adjoints.contribute(op.args[0].value, g, full=g.value in adjoints.full)
         return
     if op.index is not None:
-        _differentiate_index(op, adjoints)
+        _differentiate_index(op, adjoints, shapes)
         return
     rule = op.rule
     target, ans = _result(op, nf)
@@ -570,7 +627,7 @@ def _is_literal_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def _differentiate_index(op: Operation, adjoints: _Adjoints) -> None:
+def _differentiate_index(op: Operation, adjoints: _Adjoints, shapes: ShapeTokens) -> None:
     source = op.args[0]
     if not isinstance(source, cst.Name) or source.value not in adjoints.active:
         return
@@ -586,17 +643,19 @@ def _differentiate_index(op: Operation, adjoints: _Adjoints) -> None:
         adjoints.emit(_assign(name, _call("fresh_adjoint", cst.Name(name), source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
-    if _is_basic_index(op.index):
+    if _is_basic_index(op.index, shapes):
         sliced = cst.Subscript(cst.Name(name), op.index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
         adjoints.emit(cst.Expr(_call("accumulate_at", cst.Name(name), index_value(op.index), g)))
 
 
-def _is_basic_index(elements) -> bool:
+def _is_basic_index(elements, shapes: ShapeTokens) -> bool:
+    """Slices, integers and numbers only: each element is picked at most once, so the
+    adjoint can be added in place with ``dx[index] += g``."""
     for element in elements:
         inner = element.slice
-        if isinstance(inner, cst.Slice):
+        if isinstance(inner, cst.Slice) or shapes.is_integer_index(element):
             continue
         value = inner.value
         if isinstance(value, cst.Integer) or (

@@ -29,7 +29,13 @@ SCALAR = ("shape", ())
 class ShapeTokens:
     """Shape tokens of every name in one normal form (see the module docstring)."""
 
-    def __init__(self, tokens: dict[str, object], namespace: Mapping[str, object]):
+    def __init__(
+        self,
+        tokens: dict[str, object],
+        namespace: Mapping[str, object],
+        ndims: Mapping[str, int] | None = None,
+    ):
+        self.ndims = dict(ndims or {})
         self._tokens = tokens  # filled in by infer_shapes as it walks the statements
         self._first: dict[object, str] = {}
         self._namespace = namespace
@@ -56,6 +62,28 @@ class ShapeTokens:
                 return cst.Name(first)
         return expr
 
+    def ndim(self, expr: cst.BaseExpression) -> int | None:
+        """The number of dimensions of `expr` when known (array parameters, numbers)."""
+        if self.is_scalar(expr):
+            return 0
+        if isinstance(expr, cst.Name):
+            return self.ndims.get(expr.value)
+        return None
+
+    def is_integer_index(self, element: cst.SubscriptElement) -> bool:
+        """A subscript element that picks one position: an integer literal or a number."""
+        inner = element.slice
+        if not isinstance(inner, cst.Index):
+            return False
+        value = inner.value
+        if isinstance(value, cst.UnaryOperation):
+            value = value.expression
+        if isinstance(value, cst.Integer):
+            return True
+        return (
+            isinstance(value, cst.Name) and value.value not in ("None",) and self.is_scalar(value)
+        )
+
     def same(self, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
         return self.of(a) == self.of(b)
 
@@ -68,6 +96,7 @@ def infer_shapes(
     activity: Activity,
     namespace: Mapping[str, object],
     scalar_params: frozenset[str] = frozenset(),
+    array_ndims: Mapping[str, int] | None = None,
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers.
 
@@ -82,7 +111,7 @@ def infer_shapes(
     unknown: set[str] = set()
     previous = None
     for _ in range(len(varying) + 2):
-        shapes = _walk(nf, activity, namespace, scalar_params, unknown)
+        shapes = _walk(nf, activity, namespace, scalar_params, unknown, array_ndims or {})
         current = {name: shapes._tokens.get(name) for name in varying}
         if current == previous:
             break
@@ -94,14 +123,17 @@ def infer_shapes(
     return shapes
 
 
-def _walk(nf, activity, namespace, scalar_params, unknown) -> ShapeTokens:
+def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> ShapeTokens:
     symbols = itertools.count()
     tokens: dict[str, object] = {}
     for param in nf.params:
-        tokens[param] = SCALAR if param in scalar_params else ("symbol", next(symbols))
+        scalar = param in scalar_params or array_ndims.get(param) == 0
+        tokens[param] = SCALAR if scalar else ("symbol", next(symbols))
+    for target in _loop_targets(nf.funcdef.body.body):
+        tokens[target] = SCALAR  # loops run over ranges
     for name in unknown:
         tokens[name] = ("symbol", next(symbols))
-    shapes = ShapeTokens(tokens, namespace)
+    shapes = ShapeTokens(tokens, namespace, array_ndims)
     for _, op in activity.operations:
         token = _result_token(op, shapes)
         for target in op.targets:
@@ -115,9 +147,27 @@ def _walk(nf, activity, namespace, scalar_params, unknown) -> ShapeTokens:
     return shapes
 
 
+def _loop_targets(lines) -> list[str]:
+    targets = []
+    for line in lines:
+        if isinstance(line, cst.For):
+            targets.append(line.target.value)
+        if isinstance(line, (cst.For, cst.While, cst.If)):
+            targets += _loop_targets(line.body.body)
+        if isinstance(line, cst.If) and line.orelse is not None:
+            targets += _loop_targets(line.orelse.body.body)
+    return targets
+
+
 def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
-    if op.primitive is COPY:
+    if op.primitive is COPY or (op.name == "constant" and op.args):
         return shapes.of(op.args[0])
+    if op.index is not None:
+        ndim = shapes.ndim(op.args[0])
+        picks = all(shapes.is_integer_index(element) for element in op.index)
+        if picks and ndim is not None and ndim == len(op.index):
+            return SCALAR  # one element of an array
+        return None
     rule = op.rule
     if rule is None:
         return None
