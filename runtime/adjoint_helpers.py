@@ -40,6 +40,10 @@ __all__ = [
 
 
 def _shape(value) -> tuple:
+    """The shape of a value, or the value itself if it is already a shape: a loop's adjoint
+    gets the shapes, not the values, of intermediates it reads only for their shape."""
+    if value.__class__ is tuple:
+        return value
     return getattr(value, "shape", ())
 
 
@@ -55,11 +59,11 @@ def unbroadcast(g, x, *operands):
     have the full result shape. Operands are read only for their shapes.
     """
     gshape = getattr(g, "shape", ())
-    shape = getattr(x, "shape", ())
+    shape = _shape(x)
     if not operands:
         ashape = gshape
     else:
-        others = [getattr(o, "shape", ()) for o in operands]
+        others = [_shape(o) for o in operands]
         ashape = shape if all(o == shape for o in others) else np.broadcast_shapes(shape, *others)
     if gshape == shape == ashape:
         return g
@@ -104,14 +108,14 @@ def unreduce(g, x, axis=None, keepdims=False):
     """Expand the adjoint of a reduction of `x` over `axis` so that it broadcasts to `x`."""
     if axis is None or keepdims:
         return g
-    ndim = np.ndim(x)
+    ndim = len(_shape(x))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     axes = tuple(sorted(a % ndim for a in axes))
     g = np.asarray(g)
     reduced_ndim = ndim - len(axes)
     if g.ndim < reduced_ndim:
         # a lazily broadcast adjoint: give it its full reduced shape before inserting axes
-        reduced_shape = tuple(n for i, n in enumerate(np.shape(x)) if i not in axes)
+        reduced_shape = tuple(n for i, n in enumerate(_shape(x)) if i not in axes)
         g = np.broadcast_to(g, reduced_shape)
     return np.expand_dims(g, axes)
 

@@ -149,3 +149,10 @@ def break_and_continue(x):
             break
         total = total + v * (i + 1)
     return total
+
+
+def rnn_loss(Wx, Wh, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h**2)

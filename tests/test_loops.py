@@ -33,6 +33,16 @@ CASES = [
     ("while_with_break", (0.7,)),
     ("break_and_continue", (np.array([0.3, 0.5, 0.2, 0.95, 0.4]),)),
     ("break_and_continue", (np.array([0.3, 0.5, 0.2]),)),
+    (
+        "rnn_loss",
+        (
+            rng.standard_normal((3, 4)) * 0.5,
+            rng.standard_normal((4, 4)) * 0.5,
+            rng.standard_normal(4) * 0.1,
+            rng.standard_normal((5, 2, 3)),
+            np.zeros((2, 4)),
+        ),
+    ),
 ]
 
 
@@ -57,6 +67,18 @@ def test_loop_code_pushes_once_per_iteration_and_runs_backwards():
     body = text[text.index("def ") :]
     assert body.count(".append(") == 1 and body.count(".pop()") == 1
     assert "in reversed(" in body
+
+
+def test_values_read_only_for_their_shape_are_pushed_as_shapes():
+    args = (np.ones((3, 4)), np.ones((4, 4)), np.ones(4), np.ones((5, 2, 3)), np.zeros((2, 4)))
+    text = sg.source(sg.grad(lp.rnn_loss, wrt=(0, 1, 2)), *args)
+    assert "np.shape(" in text[text.index(".append(") :].split("\n")[0]
+
+
+def test_scalar_loop_needs_no_stack():
+    text = sg.source(sg.grad(lp.rosenbrock_loop), np.ones(5))
+    assert "_stack" not in text and "unbroadcast" not in text
+    assert "dx[i] +=" in text
 
 
 def test_inputs_unchanged_by_loops():

@@ -311,8 +311,15 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
         for name in saved:
             if name not in defined_outside:  # unbound before the first iteration's push
                 before.append(cst.SimpleStatementLine((_assign(name, cst.Name("None")),)))
+        shape_only = _read_only_for_shape(saved, adjoint_body)
+        pushed = cst.Tuple(
+            tuple(
+                cst.Element(_call("np.shape", cst.Name(n)) if n in shape_only else cst.Name(n))
+                for n in saved
+            )
+        )
         values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
-        push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(values),)))
+        push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(pushed),)))
         primal_body = _push_at_path_ends(primal_body, headers, push)
         pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))
         adjoint_body.insert(0, cst.SimpleStatementLine((pop,)))
@@ -330,6 +337,31 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
             leading_lines=leading,
         )
     )
+
+
+# helpers whose shape-only arguments may be given as a shape tuple (they read it with _shape)
+_TAKES_SHAPES = frozenset({"unbroadcast", "unreduce", "reduced_count", "match_shape"})
+
+
+def _read_only_for_shape(names: list[str], lines: list) -> set[str]:
+    """Those of `names` that `lines` read only as shape-only helper arguments: a loop pushes
+    their shapes instead of their values, so the adjoint keeps less memory alive."""
+    all_reads: list[str] = []
+    shape_reads: list[str] = []
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            helper = dotted_name(node.func)
+            positions = SHAPE_ONLY_ARGUMENTS.get(helper, ()) if helper in _TAKES_SHAPES else ()
+            for i, arg in enumerate(node.args):
+                if i in positions and isinstance(arg.value, cst.Name):
+                    shape_reads.append(arg.value.value)
+
+    for line in lines:
+        line.visit(_NameReader(all_reads))
+        line.visit(_Reads())
+    counts = {n: all_reads.count(n) for n in names}
+    return {n for n in names if counts[n] and shape_reads.count(n) == counts[n]}
 
 
 def _recomputable(body: list, target: str, changing: set[str], context: _Context) -> dict:
