@@ -33,6 +33,7 @@ __all__ = [
     "matmul_left",
     "matmul_right",
     "reduced_count",
+    "saved_slot",
     "unbroadcast",
     "unreduce",
     "zero_adjoint",
@@ -127,6 +128,13 @@ def reduced_count(x, axis=None):
         return math.prod(shape)
     axes = (axis,) if isinstance(axis, int) else axis
     return math.prod(shape[a] for a in axes)
+
+
+def saved_slot(x, index):
+    """A copy of ``x[index]``, taken before an item assignment overwrites it (the adjoint
+    puts it back so that earlier adjoints read what they read going forward)."""
+    old = x[index]
+    return old.copy() if isinstance(old, np.ndarray) else old
 
 
 def index_adjoint(g, x, index):

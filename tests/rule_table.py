@@ -128,6 +128,7 @@ ELEMENTWISE = [
             np.absolute,
             builtins.abs,
             np.float64,
+            np.copy,
         ]
     ),
     *_unary([np.sqrt, np.log, np.log2, np.log10, np.log1p], domain=POSITIVE),
@@ -325,7 +326,7 @@ SYMBOLIC = [
     *_sym([operator.mul, np.multiply], lambda x, y: x * y),
     *_sym([operator.truediv, np.divide], lambda x, y: x / y, ((-2.0, 2.0), POSITIVE)),
     *_sym([operator.neg, np.negative], lambda x: -x),
-    *_sym([operator.pos, np.positive, builtins.float, np.float64], lambda x: x),
+    *_sym([operator.pos, np.positive, builtins.float, np.float64, np.copy], lambda x: x),
     *_sym([operator.pow, np.power, math.pow], lambda x, y: x**y, (POSITIVE, (-2.0, 2.0))),
     *_sym([operator.mod, np.mod], lambda x, y: x - y * sp.floor(x / y), ((0.1, 3.0), POSITIVE)),
     *_sym([np.square], lambda x: x**2),

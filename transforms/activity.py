@@ -15,7 +15,7 @@ import dataclasses
 import libcst as cst
 
 from .anf import NormalForm
-from .operations import COPY, Classifier, Operation
+from .operations import COPY, SETITEM, Classifier, Operation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:
 
-    if op.primitive is COPY or (op.rule is not None and op.rule.vjp is not None):
+    if op.primitive in (COPY, SETITEM) or (op.rule is not None and op.rule.vjp is not None):
         return
     origin = nf.origins.get(op.targets[0])
     where = f" (used at {origin})" if origin is not None else ""

@@ -421,6 +421,10 @@ class _Normalizer:
             self.assign([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             self.assign([node.target], node.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+            operator = _AUGMENTED[type(node.operator)]()
+            combined = cst.BinaryOperation(left=node.target, operator=operator, right=node.value)
+            self.assign([node.target], combined, origin_node=node)
         elif isinstance(node, cst.AugAssign):
             if isinstance(node.target, cst.Name) and node.target.value in self.may_alias_argument:
                 name = node.target.value
@@ -454,6 +458,9 @@ class _Normalizer:
 
     def assign(self, targets, value, origin_node=None) -> None:
         first, *rest = targets
+        if isinstance(first, cst.Subscript):
+            self.set_item(first, value)
+            return
         if isinstance(first, cst.Name):
             self.track_alias(first.value, value)
             flat = self.flat(value)  # before `define`: the right side reads the old version
@@ -465,6 +472,24 @@ class _Normalizer:
             source = self.unpack(first, value)
         for target in rest:  # a = b = value
             self.assign([target], source)
+
+    def set_item(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+        """``y[index] = value``: an in-place write into a local array, kept as one."""
+        base = target.value.value
+        if base in self.may_alias_argument:
+            raise self.parsed.error(
+                target,
+                f"item assignment to {base!r}, which may share memory with an argument, is not "
+                f"supported: write into a copy ({base} = {base}.copy())",
+            )
+        if base not in self.current:
+            raise self.parsed.error(target, f"local variable {base!r} is assigned before it exists")
+        flat = self.atom(value)
+        elements = tuple(self.subscript_element(e) for e in target.slice)
+        array = cst.Name(self.current[base])
+        written = cst.Subscript(value=array, slice=elements)
+        self.emit(cst.Assign((cst.AssignTarget(written),), flat), array.value)
+        self.origins.setdefault(array.value, self.origin(target))
 
     def track_alias(self, name: str, value: cst.BaseExpression) -> None:
         base = value

@@ -59,9 +59,13 @@ class _Fence(cst.CSTVisitor):
 
     def check_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            if len(node.targets) == 1 and _is_item(target.target):
+                continue  # y[i] = value
             self._check_target(target.target)
 
     def check_AugAssign(self, node: cst.AugAssign) -> None:
+        if _is_item(node.target):
+            return  # y[i] += value
         self._check_target(node.target, allow_tuple=False)
 
     def check_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -79,7 +83,7 @@ class _Fence(cst.CSTVisitor):
                 self._check_target(element.value)
             return
         if isinstance(target, cst.Subscript):
-            raise self.parsed.error(target, "item assignment is not supported yet")
+            raise self.parsed.error(target, "item assignment here is not supported yet")
         if isinstance(target, cst.Attribute):
             raise self.parsed.error(target, "attribute assignment is not supported by s2sgrad")
         raise self.parsed.error(target, f"assignment to {type(target).__name__} is not supported")
@@ -91,6 +95,10 @@ class _Fence(cst.CSTVisitor):
 
     def check_StarredElement(self, node: cst.StarredElement) -> None:
         raise self.parsed.error(node, "starred expression is not supported")
+
+
+def _is_item(target: cst.BaseExpression) -> bool:
+    return isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
 
 
 def fence(parsed: ParsedFunction) -> ParsedFunction:

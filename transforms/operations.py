@@ -22,6 +22,7 @@ from s2sgrad.runtime import Registry, Rule, qualified_name
 # Results of these carry no derivative and need no registry entry.
 NO_DERIVATIVE = object()
 COPY = object()  # ``a = b``: the adjoint passes through
+SETITEM = object()  # ``y[index] = v``: an in-place write into a local array
 
 _BINARY = {
     cst.Add: operator.add,
@@ -105,7 +106,7 @@ class Operation:
 
     @property
     def differentiable(self) -> bool:
-        if self.primitive is COPY:
+        if self.primitive in (COPY, SETITEM):
             return True
         if self.primitive is NO_DERIVATIVE:
             return False
@@ -162,6 +163,10 @@ class Classifier:
 
     def classify(self, statement: cst.Assign) -> Operation:
         target = statement.targets[0].target
+        if isinstance(target, cst.Subscript):  # y[index] = v: the new y depends on y and v
+            base = target.value
+            args = (base, statement.value)
+            return Operation((base.value,), SETITEM, "item assignment", args, index=target.slice)
         if isinstance(target, cst.Tuple):
             targets = tuple(e.value.value for e in target.elements)
         else:

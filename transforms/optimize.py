@@ -41,14 +41,17 @@ def _base_name(expr: cst.BaseExpression) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-def _targets(target: cst.BaseExpression, writes: list, reads: list) -> None:
+def _targets(target: cst.BaseExpression, writes: list, reads: list, mutates: list) -> None:
     if isinstance(target, cst.Name):
         writes.append(target.value)
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            _targets(element.value, writes, reads)
-    else:
+            _targets(element.value, writes, reads, mutates)
+    else:  # y[index] = ...: reads the index, updates y in place
         read_names(target, reads)
+        base = _base_name(target)
+        if base is not None:
+            mutates.append(base)
 
 
 _usage_cache: dict[int, tuple[cst.SimpleStatementLine, _Usage]] = {}
@@ -68,7 +71,7 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
     if kind is cst.Assign:
         read_names(statement.value, reads)
         for target in statement.targets:
-            _targets(target.target, writes, reads)
+            _targets(target.target, writes, reads, mutates)
     elif kind is cst.AugAssign:
         target = statement.target
         if isinstance(target, cst.Name):
@@ -157,6 +160,16 @@ def _substitute_line(line, mapping):
             lambda test: substitute_names(test, mapping),
         )
     return _replace_line(line, substitute_names(line.body[0], mapping))
+
+
+def _is_item_write(line) -> bool:
+    """``y[index] = value``: other names may see the change (views), so nothing moves past it."""
+    if not isinstance(line, cst.SimpleStatementLine):
+        return False
+    statement = line.body[0]
+    return isinstance(statement, cst.Assign) and any(
+        isinstance(t.target, cst.Subscript) for t in statement.targets
+    )
 
 
 def _single_name_assign(line: cst.SimpleStatementLine) -> tuple[str, cst.BaseExpression] | None:
@@ -276,8 +289,11 @@ _ARITHMETIC = {
 class _Fold:
     """Folds one expression node whose children are already folded (see `rewrite`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, mutated: frozenset[str] = frozenset()) -> None:
         self.changed = False
+        # arrays written into in place: `1.0 * y` must stay a new array, not become `y`,
+        # or the adjoint would hold a reference that a later restore of `y` changes
+        self.mutated = mutated
 
     def __call__(self, node: cst.CSTNode) -> cst.CSTNode:
         kind = type(node)
@@ -357,6 +373,8 @@ class _Fold:
                 self.changed = True
                 return _literal(value)
         simpler = _identity(node, op, left, right)
+        if isinstance(simpler, cst.Name) and simpler.value in self.mutated:
+            simpler = None
         if simpler is not None:
             self.changed = True
             return simpler
@@ -538,7 +556,9 @@ _folded: dict[int, cst.SimpleStatementLine] = {}
 
 
 def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
-    folder = folder or _Fold()
+    if folder is None:
+        mutated = frozenset(name for line in lines for name in _usage(line).mutates)
+        folder = _Fold(mutated)
     out = []
     for line in lines:
         if isinstance(line, _COMPOUND):
@@ -583,6 +603,8 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         for j in range(i + 1, len(lines)):
             if _is_dropped(lines[j]):
                 continue
+            if _is_item_write(lines[j]):
+                break
             if target in usages[j].reads:
                 if isinstance(lines[j], _COMPOUND):
                     break
@@ -670,6 +692,8 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
             if _is_dropped(lines[j]):
                 continue
             usage = usages[j]
+            if _is_item_write(lines[j]):
+                break
             if target in usage.reads or target in usage.writes:
                 if isinstance(lines[j], _COMPOUND):
                     break
@@ -747,7 +771,10 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
             continue
         statement = line.body[0]
         usage = _usage(line)
-        if isinstance(statement, cst.Assign):
+        if _is_item_write(line):
+            needed = True  # a write into an array (a view of it may be read later)
+            live.update(usage.reads)
+        elif isinstance(statement, cst.Assign):
             needed = any(name in live for name in usage.writes)
             if needed:
                 live.difference_update(usage.writes)

@@ -25,7 +25,7 @@ from .activity import Activity
 from .anf import NormalForm, iter_small_statements, name_expr
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, Operation, names_in
+from .operations import COPY, SETITEM, Operation, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
 from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
@@ -221,6 +221,9 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
         if not isinstance(statement, cst.Assign):
             continue
         op = context.activity.operation(statement)
+        if op.primitive is SETITEM:
+            _differentiate_item_write(op, line, adjoints, context)
+            continue
         if not op.differentiable:
             continue  # e.g. a constant assigned in one branch of an if: no contribution
         if not any(adjoints.has(t) for t in op.targets if t in context.activity.active):
@@ -273,12 +276,21 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
         for op in body_ops
         if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
     }
+    written = {op.args[0].value for op in body_ops if op.primitive is SETITEM}
+    for name in sorted(written & set(adjoints.names)):  # a buffer the loop updates in place
+        adjoint = adjoints.names[name]
+        if adjoint not in adjoints.owned:
+            adjoints.emit(
+                _assign(adjoint, _call("fresh_adjoint", cst.Name(adjoint), cst.Name(name)))
+            )
+            adjoints.full.add(adjoint)
+            adjoints.owned.add(adjoint)
     # adjoints that accumulate across iterations exist before the adjoint loop starts
     for name in dict.fromkeys([*reads, *sorted(headers)]):
         if name in local or name not in context.activity.active or adjoints.has(name):
             continue
         adjoint = adjoints.names[name] = adjoints.namer.adjoint(name)
-        if name in indexed:
+        if name in indexed or name in written:
             adjoints.emit(_assign(adjoint, _call("zero_adjoint", cst.Name(name))))
             adjoints.full.add(adjoint)
             adjoints.owned.add(adjoint)
@@ -489,7 +501,11 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
     its set-up statements (the stack, initial values)."""
     result = []
     for line in lines:
-        if isinstance(line, (cst.For, cst.While)) and id(line) in edits:
+        if isinstance(line, cst.SimpleStatementLine) and id(line) in edits:
+            before, edited = edits[id(line)]
+            result.extend(before)
+            result.append(edited)
+        elif isinstance(line, (cst.For, cst.While)) and id(line) in edits:
             before, edited = edits[id(line)]
             result.extend(before)
             result.append(edited)
@@ -510,6 +526,34 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
         else:
             result.append(line)
     return result
+
+
+def _differentiate_item_write(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:
+    """``y[index] = v``: the primal saves the slots first; the adjoint gives ``v`` the adjoint
+    of the slots, zeroes it (their old values were overwritten) and puts the old values back,
+    so the adjoints of earlier statements read ``y`` as it was when they ran."""
+    array, value = op.args
+    saved = context.namer.temp()
+    save = cst.SimpleStatementLine(
+        (_assign(saved, _call("saved_slot", array, index_value(op.index))),)
+    )
+    context.primal_edits[id(line)] = ([save], line)
+    if array.value in adjoints.names:
+        name = adjoints.names[array.value]
+        if name not in adjoints.owned:
+            adjoints.emit(_assign(name, _call("fresh_adjoint", cst.Name(name), array)))
+            adjoints.full.add(name)
+            adjoints.owned.add(name)
+        slots = cst.Subscript(cst.Name(name), op.index)
+        if isinstance(value, cst.Name) and value.value in adjoints.active:
+            # a copy: the slots are zeroed next, and a slice of them is a view
+            contribution = _call("saved_slot", cst.Name(name), index_value(op.index))
+            if not context.shapes.is_scalar(value):
+                contribution = _call("unbroadcast", contribution, value)
+            adjoints.contribute(value.value, contribution, full=True)
+        adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
+    restore = cst.Subscript(array, op.index)
+    adjoints.emit(cst.Assign((cst.AssignTarget(restore),), cst.Name(saved)))
 
 
 def _comment_line(adjoints: _Adjoints, line: cst.If, context: _Context) -> None:
