@@ -13,6 +13,7 @@ import numpy as np
 from .adjoint_helpers import unbroadcast, unreduce
 
 __all__ = [
+    "delete_adjoint",
     "dot_adjoint_a",
     "dot_adjoint_b",
     "einsum_adjoint",
@@ -328,3 +329,21 @@ def _matrix_norm_derivative(x, ans, ord):
     axis = -2 if ord in (1, -1) else -1
     sums = np.sum(np.abs(x), axis=axis, keepdims=True)
     return np.sign(x) * extremum_weights(sums, ans, axis=(-2, -1), keepdims=True)
+
+
+def delete_adjoint(g, arr, obj, axis=None):
+    """The adjoint of ``np.delete(arr, obj, axis)``: `g` at the kept positions, zero at the
+    deleted ones."""
+    shape = np.shape(arr)
+    if axis is None:
+        keep = np.ones(int(np.prod(shape)), dtype=bool)
+        keep[obj] = False
+        out = np.zeros(keep.shape, dtype=np.result_type(g, 1.0))
+        out[keep] = g
+        return out.reshape(shape)
+    axis = axis % len(shape)
+    keep = np.ones(shape[axis], dtype=bool)
+    keep[obj] = False
+    out = np.zeros(shape, dtype=np.result_type(g, 1.0))
+    out[(slice(None),) * axis + (keep,)] = g
+    return out

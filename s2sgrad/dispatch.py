@@ -121,6 +121,9 @@ class CompiledGradient:
         filename = f"<s2sgrad {generated.entry} (guarded) #{id(function)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
         namespace.update(self.analysis.namespace)
+        namespace.update(  # what the generated module's code reads: callees' halves too
+            {k: v for k, v in generated.function.__globals__.items() if not k.startswith("__")}
+        )
         scratch = dict(namespace)
         exec(compile(source, filename, "exec"), scratch)
         for key, value in scratch.items():  # the module's imports, for the new code's globals

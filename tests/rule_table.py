@@ -208,6 +208,8 @@ SHAPE = [
     Row(np.moveaxis, (((2, 3, 4),),), args=lambda x: (x, 0, -1)),
     Row(np.moveaxis, (((2, 3, 4),),), args=lambda x: (x, (0, 1), (2, 0))),
     Row(np.flip, (((2, 3),),)),
+    Row(np.delete, (((3, 4),),), args=lambda x: (x, 1, 1)),
+    Row(np.delete, (((5,),),), args=lambda x: (x, [0, 3])),
     Row(np.flip, (((2, 3),),), kwargs={"axis": 1}),
     Row(np.broadcast_to, (((3, 1),), ((4,),), ((),)), args=lambda x: (x, (2, 3, 4))),
     Row(np.concatenate, (((2, 3), (1, 3)),), args=lambda x, y: ([x, y],)),

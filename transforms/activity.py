@@ -76,7 +76,8 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:
 
-    if op.primitive in (COPY, SETITEM) or (op.rule is not None and op.rule.vjp is not None):
+    known = op.user or op.primitive in (COPY, SETITEM)
+    if known or (op.rule is not None and op.rule.vjp is not None):
         return
     origin = nf.origins.get(op.targets[0])
     where = f" (used at {origin})" if origin is not None else ""

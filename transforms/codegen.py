@@ -202,23 +202,20 @@ def runtime_names() -> frozenset[str]:
     return _RUNTIME_NAMES
 
 
-def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[str, object]) -> str:
-    """The complete source of a module defining `funcdef`."""
-    lines = tuple(
-        line.with_changes(body=tuple(parenthesize_statement(s) for s in line.body))
-        if isinstance(line, cst.SimpleStatementLine)
-        else line.visit(Parenthesize())
-        for line in funcdef.body.body
-    )
-    funcdef = funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
+def render_module(funcdefs, docstring: str, constants: Mapping[str, object]) -> str:
+    """The complete source of a module defining `funcdefs` (one ``def`` or a list)."""
+    if isinstance(funcdefs, cst.FunctionDef):
+        funcdefs = [funcdefs]
+    rendered = [_parenthesized(funcdef) for funcdef in funcdefs]
     names: set[str] = set()
-    for line in funcdef.body.body:
-        if isinstance(line, cst.SimpleStatementLine):
-            names.update(read_names(line.body[0], []))
-        else:  # an if: everything its test and branches read
-            found: list[str] = []
-            line.visit(_NameReader(found))
-            names.update(found)
+    for funcdef in rendered:
+        for line in funcdef.body.body:
+            if isinstance(line, cst.SimpleStatementLine):
+                names.update(read_names(line.body[0], []))
+            else:  # an if or a loop: everything its blocks read
+                found: list[str] = []
+                line.visit(_NameReader(found))
+                names.update(found)
     header = [f'"""{docstring}"""', ""]
     if "math" in names:
         header.append("import math")
@@ -229,15 +226,32 @@ def render_module(funcdef: cst.FunctionDef, docstring: str, constants: Mapping[s
     header.append("")
     used_constants = sorted(n for n in constants if n in names)
     if used_constants:
-        names = ", ".join(used_constants)
-        header.append(f"# constants captured from the function's globals and closure: {names}")
-    header.append(f'__all__ = ["{funcdef.name.value}"]')
+        listed = ", ".join(used_constants)
+        header.append(f"# constants captured from the function's globals and closure: {listed}")
+    entries = ", ".join(f'"{funcdef.name.value}"' for funcdef in rendered)
+    header.append(f"__all__ = [{entries}]")
     header.extend(["", "", ""])
-    body = cst.Module(body=(funcdef,)).code
+    body = "\n\n".join(cst.Module(body=(funcdef,)).code for funcdef in rendered)
     return "\n".join(header) + body
 
 
+def _parenthesized(funcdef: cst.FunctionDef) -> cst.FunctionDef:
+    lines = tuple(
+        line.with_changes(body=tuple(parenthesize_statement(s) for s in line.body))
+        if isinstance(line, cst.SimpleStatementLine)
+        else line.visit(Parenthesize())
+        for line in funcdef.body.body
+    )
+    return funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
+
+
 _counter = itertools.count(1)
+
+
+def compile_functions(source: str, entries: list[str], constants: Mapping[str, object]) -> list:
+    """Compile and run the module text; return the functions named `entries`."""
+    first = compile_module(source, entries[0], constants)
+    return [first] + [first.__globals__[name] for name in entries[1:]]
 
 
 def compile_module(source: str, entry: str, constants: Mapping[str, object]):

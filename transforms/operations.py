@@ -13,6 +13,7 @@ import builtins
 import dataclasses
 import math
 import operator
+import types
 from collections.abc import Callable, Mapping
 
 import libcst as cst
@@ -94,6 +95,7 @@ class Operation:
         kwargs: keyword argument expressions.
         index: for subscripts, the subscript elements.
         rule: the registry entry, or None.
+        user: `primitive` is a user function: it is differentiated by transforming it too.
     """
 
     targets: tuple[str, ...]
@@ -103,6 +105,7 @@ class Operation:
     kwargs: Mapping[str, cst.BaseExpression] = dataclasses.field(default_factory=dict)
     index: tuple[cst.SubscriptElement, ...] | None = None
     rule: Rule | None = None
+    user: bool = False
 
     @property
     def differentiable(self) -> bool:
@@ -118,6 +121,14 @@ class Operation:
         for expr in (*self.args, *self.kwargs.values()):
             names.extend(names_in(expr))
         return names
+
+
+def _is_user_function(value: object) -> bool:
+    """A Python function of the user's (not NumPy's, not a builtin): transformed in turn."""
+    if not isinstance(value, types.FunctionType):
+        return False
+    module = getattr(value, "__module__", "") or ""
+    return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
 
 
 def names_in(expr: cst.BaseExpression) -> list[str]:
@@ -256,6 +267,9 @@ class Classifier:
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
         rule = self.registry.lookup(primitive)
+        if rule is None and _is_user_function(primitive):
+            name = getattr(primitive, "__qualname__", "function")
+            return Operation(targets, primitive, name, tuple(args), kwargs or {}, user=True)
         return Operation(
             targets=targets,
             primitive=primitive,

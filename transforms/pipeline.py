@@ -20,6 +20,7 @@ from s2sgrad.runtime import registry as default_registry
 from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
+from .calls import link, split_of
 from .fence import fence
 from .naming import Namer, entry_name
 from .operations import Classifier
@@ -115,7 +116,9 @@ def generate_gradient(
         analysis.nf, analysis.activity, analysis.namespace, scalar_params, array_ndims or {}
     )
     reverse_spec = ReverseSpec(analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value)
-    funcdef = reverse(analysis.nf, analysis.activity, shapes, reverse_spec, namer)
+    funcdef, callees = reverse(
+        analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of
+    )
     _show(debug, "reverse", funcdef)
     if spec.optimize:
         funcdef = optimize(funcdef)
@@ -124,6 +127,9 @@ def generate_gradient(
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)
     function = codegen.compile_module(source, analysis.entry, analysis.namespace)
+    link(function.__globals__, callees)
+    for split in callees:  # the callees' code, for a reader of this module
+        source += f"\n\n# {split.forward} and {split.backward}, called above:\n\n{split.source}"
     return Generated(source, function, analysis.entry)
 
 

@@ -161,14 +161,54 @@ class _Adjoints:
         return name
 
 
+@dataclasses.dataclass
+class Sweeps:
+    """The two halves of a reverse-mode derivative: the primal sweep (the function's own
+    statements, with the pushes and saves the adjoint needs) and the adjoint sweep."""
+
+    primal: list
+    adjoint: list
+    adjoints: _Adjoints
+    callees: list  # the splits of user functions the code calls (see transforms/calls.py)
+
+
 def reverse(
-    nf: NormalForm, activity: Activity, shapes: ShapeTokens, spec: ReverseSpec, namer: Namer
-) -> cst.FunctionDef:
-    """Build the gradient function of `nf` (see the module docstring)."""
+    nf: NormalForm,
+    activity: Activity,
+    shapes: ShapeTokens,
+    spec: ReverseSpec,
+    namer: Namer,
+    splits=None,
+) -> tuple[cst.FunctionDef, list]:
+    """Build the gradient function of `nf` (see the module docstring); also return the
+    splits of the user functions it calls."""
+    sweeps = reverse_sweeps(nf, activity, shapes, namer, cst.Float("1.0"), True, splits)
+    returned = _gradients(spec, sweeps.adjoints, nf.output)
+    body = [*sweeps.primal, *sweeps.adjoint, cst.SimpleStatementLine((cst.Return(returned),))]
+    funcdef = nf.funcdef.with_changes(
+        name=cst.Name(spec.entry),
+        params=_without_defaults(nf.funcdef.params),
+        body=cst.IndentedBlock(body=tuple(body)),
+        returns=None,
+    )
+    return funcdef, sweeps.callees
+
+
+def reverse_sweeps(
+    nf: NormalForm,
+    activity: Activity,
+    shapes: ShapeTokens,
+    namer: Namer,
+    seed: cst.BaseExpression,
+    scalar_output: bool,
+    splits=None,
+) -> Sweeps:
+    """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
     adjoints = _Adjoints(namer, shapes, activity.active)
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
-        adjoints.contribute(output.value, cst.Float("1.0"), full=shapes.is_scalar(output))
+        full = scalar_output and shapes.is_scalar(output)
+        adjoints.contribute(output.value, seed, full=full)
     counts: dict[str, int] = {}
     for _, op in activity.operations:
         for target in op.targets:
@@ -177,19 +217,12 @@ def reverse(
     reassigned = frozenset(
         name for name, count in counts.items() if count > 1 or name in nf.params
     ) | frozenset(headers)
-    context = _Context(nf, activity, shapes, namer, _line_comments(nf), reassigned)
+    context = _Context(nf, activity, shapes, namer, _line_comments(nf), reassigned, splits)
     _reverse_block(list(nf.funcdef.body.body), adjoints, context)
-    returned = _gradients(spec, adjoints, output)
     primal = _with_primal_edits(
         [line for line in nf.funcdef.body.body if not _is_return(line)], context.primal_edits
     )
-    body = [*primal, *adjoints.lines, cst.SimpleStatementLine((cst.Return(returned),))]
-    return nf.funcdef.with_changes(
-        name=cst.Name(spec.entry),
-        params=_without_defaults(nf.funcdef.params),
-        body=cst.IndentedBlock(body=tuple(body)),
-        returns=None,
-    )
+    return Sweeps(primal, list(adjoints.lines), adjoints, context.callees)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +233,9 @@ class _Context:
     namer: Namer
     comments: dict[int, str]
     reassigned: frozenset[str]  # names assigned more than once (joins, loop headers)
-    primal_edits: dict = dataclasses.field(default_factory=dict)  # id(loop) -> (before, loop)
+    splits: object = None  # gives the forward/backward pair of a user function
+    primal_edits: dict = dataclasses.field(default_factory=dict)  # id(line) -> (before, line)
+    callees: list = dataclasses.field(default_factory=list)
 
 
 def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
@@ -223,6 +258,9 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
         op = context.activity.operation(statement)
         if op.primitive is SETITEM:
             _differentiate_item_write(op, line, adjoints, context)
+            continue
+        if op.user:
+            _differentiate_user_call(op, line, adjoints, context)
             continue
         if not op.differentiable:
             continue  # e.g. a constant assigned in one branch of an if: no contribution
@@ -526,6 +564,39 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
         else:
             result.append(line)
     return result
+
+
+def _differentiate_user_call(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:
+    """``z = g(a, b)`` with `g` a user function: the primal calls ``g``'s generated forward
+    half, which also returns what its backward half needs; the adjoint calls the backward half
+    with that and ``dz``, and gets one adjoint per parameter of ``g``."""
+    target = op.targets[0]
+    if not adjoints.has(target):
+        return
+    split = context.splits(op.primitive)
+    if split not in context.callees:
+        context.callees.append(split)
+    saved = context.namer.temp()
+    call = line.body[0].value
+    forward = cst.Assign(
+        (
+            cst.AssignTarget(
+                cst.Tuple((cst.Element(cst.Name(target)), cst.Element(cst.Name(saved))))
+            ),
+        ),
+        call.with_changes(func=cst.Name(split.forward)),
+    )
+    context.primal_edits[id(line)] = ([], line.with_changes(body=(forward,)))
+    grads = context.namer.temp()
+    dz = cst.Name(adjoints.names[target])
+    adjoints.emit(_assign(grads, _call(split.backward, cst.Name(saved), dz)))
+    bound = list(zip(split.params, op.args, strict=False))
+    bound += [(key, value) for key, value in op.kwargs.items()]
+    for param, arg in bound:
+        if isinstance(arg, cst.Name) and arg.value in adjoints.active and param in split.params:
+            index = cst.Integer(str(split.params.index(param)))
+            part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
+            adjoints.contribute(arg.value, part, full=False)
 
 
 def _differentiate_item_write(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:

@@ -9,7 +9,7 @@ elementwise: ``g`` has exactly ``ans``'s shape. For a sequence argument (``conca
 import numpy as np
 
 from ..adjoint_helpers import unbroadcast
-from ..array_helpers import invert_axes, split_like, unstack
+from ..array_helpers import delete_adjoint, invert_axes, split_like, unstack
 from ..registry import registry
 
 vjp = registry.vjp
@@ -63,3 +63,8 @@ def concatenate(g, ans, arrays, axis=0):
 @vjp(np.stack)
 def stack(g, ans, arrays, axis=0):
     return unstack(g, axis)
+
+
+@vjp(np.delete)
+def delete(g, ans, arr, obj, axis=None):
+    return delete_adjoint(g, arr, obj, axis)

@@ -1,0 +1,62 @@
+"""Calls to other user functions, each transformed in turn; direct and mutual recursion."""
+
+import call_programs as cp
+import numpy as np
+import pytest
+from numerical import numerical_gradient
+
+import s2sgrad as sg
+
+rng = np.random.default_rng(5)
+
+CASES = [
+    ("calls_a_helper", (rng.random(3), rng.random(3))),
+    ("two_layers", (rng.random((3, 4)), rng.random((4, 2)), rng.random((2, 3)))),
+    ("power", (1.3, 4)),
+    ("power", (0.8, 0)),
+    ("det_by_minors", (rng.random((3, 3)),)),
+    ("det_by_minors", (rng.random((4, 4)),)),
+    ("mutual", (0.7,)),
+    ("helper_in_loop", (rng.random(4),)),
+]
+
+
+@pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
+def test_calls_match_finite_differences(name, args):
+    f = getattr(cp, name)
+    floats = tuple(i for i, a in enumerate(args) if not isinstance(a, int))
+    grads = sg.grad(f, wrt=floats)(*args)
+    for i, got in zip(floats, grads, strict=True):
+        np.testing.assert_allclose(got, numerical_gradient(f, args, i), rtol=1e-5, atol=1e-6)
+
+
+def test_recursion_depth_follows_the_values():
+    df = sg.grad(cp.power)
+    for n in range(6):
+        assert df(1.5, n) == pytest.approx(n * 1.5 ** (n - 1) if n else 0.0)
+
+
+def test_determinant_by_minors_matches_numpy():
+    A = rng.random((4, 4))
+    got = sg.grad(cp.det_by_minors)(A)
+    np.testing.assert_allclose(got, np.linalg.det(A) * np.linalg.inv(A).T, rtol=1e-8)
+
+
+def test_callee_code_is_shown_with_the_gradient():
+    text = sg.source(sg.grad(cp.calls_a_helper, wrt=(0, 1)), np.ones(3), np.ones(3))
+    assert "_fwd_square_plus_sin(" in text and "def _bwd_square_plus_sin(" in text
+
+
+def test_errors_in_a_callee_point_into_the_callee():
+    with pytest.raises(sg.TransformError) as info:
+        sg.grad(calls_bad_helper)(1.0)
+    assert info.value.lineno == bad_helper.__code__.co_firstlineno + 1
+
+
+def bad_helper(x):
+    with open("nothing") as handle:
+        return handle
+
+
+def calls_bad_helper(x):
+    return bad_helper(x) * 2.0
