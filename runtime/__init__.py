@@ -9,6 +9,8 @@ from .adjoint_helpers import *  # noqa: F403  (re-export: generated code imports
 from .adjoint_helpers import __all__ as _adjoint_all
 from .array_helpers import *  # noqa: F403
 from .array_helpers import __all__ as _array_all
+from .containers import *  # noqa: F403
+from .containers import __all__ as _container_all
 from .registry import Registry, Rule, qualified_name, registry
 
 __all__ = [
@@ -19,4 +21,5 @@ __all__ = [
     "rules",
     *_adjoint_all,
     *_array_all,
+    *_container_all,
 ]

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .containers import ContainerAdjoint, is_container
+
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
 SHAPE_ONLY_ARGUMENTS = {
@@ -102,6 +104,8 @@ def zero_adjoint(x):
     the adjoint of a value the output does not depend on, or a buffer to scatter into."""
     if isinstance(x, (float, int)):
         return 0.0
+    if is_container(x):
+        return ContainerAdjoint()
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
 
 
@@ -142,6 +146,8 @@ def index_adjoint(g, x, index):
 
     Repeated integer indices accumulate (``np.add.at``), as the derivative requires.
     """
+    if is_container(x):
+        return ContainerAdjoint({index: g})
     dx = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     accumulate_at(dx, index, g)
     return dx
@@ -149,7 +155,9 @@ def index_adjoint(g, x, index):
 
 def accumulate_at(dx, index, g):
     """Add `g` into the array `dx` at `index` in place, accumulating repeated indices."""
-    if _is_basic_index(index):
+    if isinstance(dx, ContainerAdjoint):  # an element of a dict, list or tuple
+        dx[index] = dx[index] + g
+    elif _is_basic_index(index):
         dx[index] += g
     else:
         np.add.at(dx, index, g)
@@ -203,6 +211,8 @@ def matmul_right(g, x, y):
 
 def fresh_adjoint(g, x):
     """A new writable array shaped like `x` holding `g` (broadcast): a buffer to scatter into."""
+    if is_container(x):
+        return ContainerAdjoint(g) if isinstance(g, dict) else ContainerAdjoint()
     out = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     out += g
     return out

@@ -39,13 +39,19 @@ class CompiledGradient:
         ndims = tuple(
             (name, value.ndim) for (name, _), value in pairs if isinstance(value, np.ndarray)
         )
-        return self._build(scalars, ndims)
+        containers = frozenset(
+            name for (name, _), value in pairs if isinstance(value, (dict, list, tuple))
+        )
+        return self._build(scalars, ndims, containers)
 
-    def _build(self, scalars: frozenset[str], ndims: tuple) -> Generated:
-        generated = self._by_kinds.get((scalars, ndims))
+    def _build(self, scalars: frozenset[str], ndims: tuple, containers=frozenset()) -> Generated:
+        key = (scalars, ndims, containers)
+        generated = self._by_kinds.get(key)
         if generated is None:
-            generated = generate_gradient(self.analysis, scalars, dict(ndims))
-            self._by_kinds[(scalars, ndims)] = generated
+            generated = generate_gradient(
+                self.analysis, scalars, dict(ndims), containers=containers
+            )
+            self._by_kinds[key] = generated
         return generated
 
     def specialize(self, *args) -> types.FunctionType:

@@ -15,7 +15,7 @@ import dataclasses
 import libcst as cst
 
 from .anf import NormalForm
-from .operations import COPY, SETITEM, Classifier, Operation
+from .operations import COPY, PACK, SETITEM, Classifier, Operation
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:
 
-    known = op.user or op.primitive in (COPY, SETITEM)
+    known = op.user or op.primitive in (COPY, SETITEM, PACK)
     if known or (op.rule is not None and op.rule.vjp is not None):
         return
     origin = nf.origins.get(op.targets[0])

@@ -518,9 +518,19 @@ class _Normalizer:
             for name, atom in zip(names, atoms, strict=True):
                 self.assign([name], atom)
             return value
+        plain = all(isinstance(n, cst.Name) for n in names)
+        if plain and not isinstance(value, cst.Call):
+            source = self.atom(value)  # a tuple or list value: read its elements
+            for k, name in enumerate(names):
+                index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
+                item = cst.Subscript(source, (index,))
+                new = self.define(name.value)
+                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), item), new)
+                self.origins[new] = self.origin(value)
+            return value
         if not isinstance(value, cst.Call) or not all(isinstance(n, cst.Name) for n in names):
             raise self.parsed.error(
-                target, "tuple unpacking needs a tuple literal or a call on the right"
+                target, "tuple unpacking needs a tuple literal, a name or a call on the right"
             )
         call = self.flat(value)
         new_names = [self.define(n.value) for n in names]
@@ -593,6 +603,15 @@ class _Normalizer:
             return cst.Subscript(value=value, slice=elements)
         if isinstance(expr, (cst.Tuple, cst.List)):
             return self.sequence(expr)
+        if isinstance(expr, cst.Dict):
+            for element in expr.elements:
+                if not isinstance(element, cst.DictElement) or not is_literal(element.key):
+                    raise self.parsed.error(element, "dict literals need literal keys here")
+            return expr.with_changes(
+                elements=tuple(e.with_changes(value=self.atom(e.value)) for e in expr.elements),
+                lpar=(),
+                rpar=(),
+            )
         if isinstance(expr, cst.IfExp):
             test = self.atom(expr.test)
             return self.choose(test, expr.body, expr.orelse, expr)

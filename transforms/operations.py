@@ -24,6 +24,7 @@ from s2sgrad.runtime import Registry, Rule, qualified_name
 NO_DERIVATIVE = object()
 COPY = object()  # ``a = b``: the adjoint passes through
 SETITEM = object()  # ``y[index] = v``: an in-place write into a local array
+PACK = object()  # ``t = (a, b)``, ``[a, b]``, ``{"k": a}``: a container of values
 
 _BINARY = {
     cst.Add: operator.add,
@@ -109,7 +110,7 @@ class Operation:
 
     @property
     def differentiable(self) -> bool:
-        if self.primitive in (COPY, SETITEM):
+        if self.primitive in (COPY, SETITEM, PACK):
             return True
         if self.primitive is NO_DERIVATIVE:
             return False
@@ -217,9 +218,13 @@ class Classifier:
                 return Operation(targets, COPY, "copy", (value,))
             return Operation(targets, NO_DERIVATIVE, "constant", (value,))
         if isinstance(value, (cst.Tuple, cst.List)):
-            return Operation(
-                targets, None, "tuple or list literal", tuple(e.value for e in value.elements)
-            )
+            elements = tuple(e.value for e in value.elements)
+            keys = {str(i): cst.Integer(str(i)) for i in range(len(elements))}
+            return Operation(targets, PACK, "container", elements, keys)
+        if isinstance(value, cst.Dict):
+            elements = tuple(e.value for e in value.elements)
+            keys = {str(i): e.key for i, e in enumerate(value.elements)}
+            return Operation(targets, PACK, "container", elements, keys)
         return Operation(targets, NO_DERIVATIVE, "constant", (value,))
 
     def _is_local(self, expr: cst.BaseExpression) -> bool:

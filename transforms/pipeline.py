@@ -107,6 +107,7 @@ def generate_gradient(
     scalar_params: frozenset[str] = frozenset(),
     array_ndims: dict | None = None,
     debug: bool = False,
+    containers: frozenset[str] = frozenset(),
 ) -> Generated:
     """Build, optimize and compile the gradient function for one specialization."""
     debug = _debug_enabled(debug)
@@ -115,7 +116,9 @@ def generate_gradient(
     shapes = infer_shapes(
         analysis.nf, analysis.activity, analysis.namespace, scalar_params, array_ndims or {}
     )
-    reverse_spec = ReverseSpec(analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value)
+    reverse_spec = ReverseSpec(
+        analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value, containers
+    )
     funcdef, callees = reverse(
         analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of
     )

@@ -25,7 +25,7 @@ from .activity import Activity
 from .anf import NormalForm, iter_small_statements, name_expr
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, SETITEM, Operation, names_in
+from .operations import COPY, PACK, SETITEM, Operation, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
 from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
@@ -39,6 +39,7 @@ class ReverseSpec:
     wrt: tuple[str, ...]
     wrt_is_tuple: bool
     with_value: bool
+    containers: frozenset[str] = frozenset()  # parameters holding dicts, lists or tuples
 
 
 def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
@@ -261,6 +262,9 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
             continue
         if op.user:
             _differentiate_user_call(op, line, adjoints, context)
+            continue
+        if op.primitive is PACK:
+            _differentiate_pack(op, adjoints)
             continue
         if not op.differentiable:
             continue  # e.g. a constant assigned in one branch of an if: no contribution
@@ -564,6 +568,18 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
         else:
             result.append(line)
     return result
+
+
+def _differentiate_pack(op: Operation, adjoints: _Adjoints) -> None:
+    """``t = (a, b)`` or ``{"k": a}``: each element gets its part of ``dt``."""
+    target = op.targets[0]
+    if not adjoints.has(target):
+        return
+    dt = cst.Name(adjoints.names[target])
+    for position, element in enumerate(op.args):
+        if isinstance(element, cst.Name) and element.value in adjoints.active:
+            key = op.kwargs[str(position)]
+            adjoints.contribute(element.value, _call("part", dt, key), full=False)
 
 
 def _differentiate_user_call(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:
@@ -870,7 +886,10 @@ def _gradients(
 ) -> cst.BaseExpression:
     grads = []
     for name in spec.wrt:
-        if adjoints.has(name):
+        if name in spec.containers:  # the gradient has the argument's structure
+            adjoint = cst.Name(adjoints.names[name]) if adjoints.has(name) else cst.Float("0.0")
+            grads.append(_call("as_structure", adjoint, cst.Name(name)))
+        elif adjoints.has(name):
             adjoint = adjoints.names[name]
             if adjoint in adjoints.full or adjoints.shapes.is_scalar(cst.Name(name)):
                 grads.append(cst.Name(adjoint))
