@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from .cases import CASES, Case
 from .checks import Problem, check_call
-from .timing import FULL, QUICK, interleaved, make_timer
+from .timing import FULL, QUICK, make_timer, time_against
 
 # A builder takes a case and its NumPy arguments and returns the library's gradient function
 # and the arguments converted for it: ``grad_fn(*converted)`` computes the gradients.
@@ -169,7 +169,7 @@ def measure_here(name: str, case_names: list[str], quick: bool) -> dict:
                 row[library.label] = {"problem": problem.kind, "message": problem.message}
                 continue
             timers = [make_timer(grad_fn, converted), make_timer(case.by_hand, args)]
-            theirs, hand = interleaved(timers, settings.repeat, settings.seconds)
+            theirs, hand = time_against(*timers, settings)
             row[library.label] = {
                 "median": theirs.median,
                 "best": theirs.best,

@@ -17,17 +17,39 @@ from collections.abc import Callable, Sequence
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """How long to measure: `repeat` rounds of about `seconds` per timed function."""
+    """How long to measure: `repeat` rounds of about `seconds` per timed function.
+
+    A function slower than one round (another library's gradient taking seconds per call) gets
+    one call per round and only as many rounds as fit in `slow_budget` seconds (at least one).
+    """
 
     repeat: int
     seconds: float
+    slow_budget: float
     overhead_repeat: int  # rounds of `overhead_seconds` for the wrapper overhead (median of)
     overhead_seconds: float
     cold_runs: int  # fresh subprocesses per case for the first-call time (median of)
+    memory_repeat: int  # traced calls per gradient for its peak memory (smallest of)
 
 
-FULL = Settings(repeat=15, seconds=0.02, overhead_repeat=60, overhead_seconds=0.003, cold_runs=3)
-QUICK = Settings(repeat=5, seconds=0.005, overhead_repeat=15, overhead_seconds=0.002, cold_runs=1)
+FULL = Settings(
+    repeat=15,
+    seconds=0.02,
+    slow_budget=5.0,
+    overhead_repeat=60,
+    overhead_seconds=0.003,
+    cold_runs=3,
+    memory_repeat=3,
+)
+QUICK = Settings(
+    repeat=5,
+    seconds=0.005,
+    slow_budget=1.0,
+    overhead_repeat=15,
+    overhead_seconds=0.002,
+    cold_runs=1,
+    memory_repeat=1,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,9 +85,20 @@ def calibrate(timer: timeit.Timer, seconds: float) -> int:
     return max(1, math.ceil(number * seconds / max(elapsed, 1e-9)))
 
 
-def interleaved(timers: Sequence[timeit.Timer], repeat: int, seconds: float) -> list[Timing]:
-    """Time each timer `repeat` times, in rounds, each repeat lasting about `seconds`."""
-    numbers = [calibrate(timer, seconds) for timer in timers]
+def interleaved(
+    timers: Sequence[timeit.Timer],
+    repeat: int,
+    seconds: float,
+    numbers: Sequence[int | None] | None = None,
+) -> list[Timing]:
+    """Time each timer `repeat` times, in rounds, each repeat lasting about `seconds`.
+
+    `numbers`, if given, sets the calls per repeat of some timers (None: calibrate that one).
+    """
+    numbers = [
+        calibrate(timer, seconds) if number is None else number
+        for timer, number in zip(timers, numbers or [None] * len(timers), strict=True)
+    ]
     samples: list[list[float]] = [[] for _ in timers]
     runs = list(zip(timers, numbers, samples, strict=True))
     for round_ in range(repeat):
@@ -73,6 +106,23 @@ def interleaved(timers: Sequence[timeit.Timer], repeat: int, seconds: float) -> 
         for timer, number, out in runs if round_ % 2 == 0 else reversed(runs):
             out.append(timer.timeit(number) / number)
     return [Timing(tuple(s)) for s in samples]
+
+
+def time_against(
+    timer: timeit.Timer, other: timeit.Timer, settings: Settings
+) -> tuple[Timing, Timing]:
+    """`interleaved` for `timer` against `other`, cut short if `timer` is slow.
+
+    One warm call of `timer` is timed first; if it lasts longer than a round, each round makes a
+    single call and there are only as many rounds as fit in `settings.slow_budget`.
+    """
+    once = timer.timeit(1)
+    if once < settings.seconds:
+        first, second = interleaved([timer, other], settings.repeat, settings.seconds)
+    else:
+        repeat = max(1, min(settings.repeat, int(settings.slow_budget / once)))
+        first, second = interleaved([timer, other], repeat, settings.seconds, [1, None])
+    return first, second
 
 
 def format_time(seconds: float) -> str:
