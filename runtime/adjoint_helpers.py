@@ -129,9 +129,11 @@ def reduced_count(x, axis=None):
     """How many elements of `x` each result of a reduction over `axis` combines (for mean)."""
     shape = _shape(x)
     if axis is None:
-        return math.prod(shape)
-    axes = (axis,) if isinstance(axis, int) else axis
-    return math.prod(shape[a] for a in axes)
+        count = math.prod(shape)
+    else:
+        axes = (axis,) if isinstance(axis, int) else axis
+        count = math.prod(shape[a] for a in axes)
+    return np.float64(count)  # a NumPy number: dividing by an empty count gives nan, as mean
 
 
 def saved_slot(x, index):

@@ -32,7 +32,7 @@ import libcst as cst
 
 from .naming import Namer
 from .parse import ParsedFunction
-from .resolve import Resolution
+from .resolve import RESERVED, Resolution
 
 
 class Origin:
@@ -514,14 +514,22 @@ class _Normalizer:
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
         names = [element.value for element in target.elements]
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
+            # every element first (a, b = b, a swaps), then the copies, of atoms already in
+            # normal form (assign() would look their names up again)
             atoms = [self.atom(element.value) for element in value.elements]
-            for name, atom in zip(names, atoms, strict=True):
-                self.assign([name], atom)
+            for name, atom, element in zip(names, atoms, value.elements, strict=True):
+                if not isinstance(name, cst.Name):
+                    raise self.parsed.error(name, "unpack into plain names")
+                self.track_alias(name.value, element.value)
+                new = self.define(name.value)
+                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
+                self.origins[new] = self.origin(value)
             return value
         plain = all(isinstance(n, cst.Name) for n in names)
         if plain and not isinstance(value, cst.Call):
             source = self.atom(value)  # a tuple or list value: read its elements
             for k, name in enumerate(names):
+                self.track_alias(name.value, value)  # elements of an argument are arguments
                 index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
                 item = cst.Subscript(source, (index,))
                 new = self.define(name.value)
@@ -533,6 +541,8 @@ class _Normalizer:
                 target, "tuple unpacking needs a tuple literal, a name or a call on the right"
             )
         call = self.flat(value)
+        for n in names:
+            self.may_alias_argument.discard(n.value)  # a call's results are new values
         new_names = [self.define(n.value) for n in names]
         elements = tuple(cst.Element(cst.Name(n)) for n in new_names)
         statement = cst.Assign((cst.AssignTarget(cst.Tuple(elements, **_NO_PARENS)),), call)
@@ -543,8 +553,10 @@ class _Normalizer:
         return cst.Tuple(elements)
 
     def define(self, name: str) -> str:
-        """The SSA name for a new assignment to `name`: the name itself the first time."""
-        new = self.namer.version(name) if name in self.current else name
+        """The SSA name for a new assignment to `name`: the name itself the first time (unless
+        generated code needs that name for a helper it imports)."""
+        taken = name in self.current or name in RESERVED
+        new = self.namer.version(name) if taken else name
         self.current[name] = new
         return new
 

@@ -309,7 +309,11 @@ class _Fold:
                 return inner.expression
             if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Multiply):
                 return self.product(inner, negate=True)
-            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Divide):
+            if (
+                isinstance(inner, cst.BinaryOperation)
+                and isinstance(inner.operator, cst.Divide)
+                and _takes_a_sign(inner.left)
+            ):
                 # -(a / b) is (-a) / b, so a numeric factor of a absorbs the sign
                 self.changed = True
                 return inner.with_changes(left=self(cst.UnaryOperation(cst.Minus(), inner.left)))
@@ -347,11 +351,18 @@ class _Fold:
             return _literal(constant)
         numerators = [f for f, divisor in others if not divisor]
         divisors = [f for f, divisor in others if divisor]
-        if numerators:
+        if numerators and constant == -1:
+            # the sign goes on a factor that is surely a number (an adjoint), never on one that
+            # may be a boolean mask (NumPy refuses -mask); failing that, -1 leads the chain
+            signed = next((i for i, f in enumerate(numerators) if _is_adjoint_name(f)), None)
+            if signed is None:
+                numerators = [_literal(-1), *numerators]
+            else:
+                numerators[signed] = cst.UnaryOperation(cst.Minus(), numerators[signed])
             result = numerators[0]
-            if constant == -1:
-                result = cst.UnaryOperation(cst.Minus(), result)
-            elif constant != 1:
+        elif numerators:
+            result = numerators[0]
+            if constant != 1:
                 result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
         else:
             result = _literal(constant)
@@ -416,6 +427,18 @@ def _without_leading_minus(expr: cst.BaseExpression) -> cst.BaseExpression | Non
     if value is not None and value < 0:
         return _literal(-value)
     return None
+
+
+def _takes_a_sign(expr: cst.BaseExpression) -> bool:
+    """A numerator a minus can move into safely (never a comparison, which may be boolean)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return True
+    return _number(expr) is not None or _is_adjoint_name(expr)
+
+
+def _is_adjoint_name(expr: cst.BaseExpression) -> bool:
+    """Names the reverse pass gives adjoints (``dx``, ``_dt3``): always numbers."""
+    return isinstance(expr, cst.Name) and expr.value.startswith(("d", "_d"))
 
 
 def _is_canonical(node, factors, others, negate) -> bool:
@@ -494,15 +517,14 @@ def _flatten_product(node: cst.BaseExpression, factors: list, divisor: bool) -> 
 
 
 _CONSTANTS = {"math.e": math.e, "math.pi": math.pi, "np.e": math.e, "np.pi": math.pi}
+# math functions of numbers give Python floats, so computing them here changes nothing (NumPy's
+# give np.float64, which has methods a Python float lacks: they are left alone)
 _PURE = {
     "math.log": math.log,
     "math.exp": math.exp,
     "math.sqrt": math.sqrt,
-    "np.log": math.log,
-    "np.exp": math.exp,
-    "np.sqrt": math.sqrt,
-    "np.log2": math.log2,
-    "np.log10": math.log10,
+    "math.log2": math.log2,
+    "math.log10": math.log10,
 }
 
 

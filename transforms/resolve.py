@@ -22,8 +22,11 @@ import numpy as np
 
 from .parse import ParsedFunction
 
-# Names generated code binds itself; a user constant with one of these names is renamed.
-RESERVED = frozenset({"np", "math"})
+# Names generated code binds itself (its imports and the runtime helpers it calls); a user
+# constant or local variable with one of these names is renamed.
+RESERVED = frozenset({"np", "math"}) | frozenset(
+    name for name in __import__("s2sgrad.runtime", fromlist=["__all__"]).__all__
+)
 
 _NUMPY_NAMESPACES: tuple[tuple[str, types.ModuleType], ...] = (
     ("np", np),
