@@ -471,9 +471,9 @@ def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression 
             return node.left
         if left == 1:
             return node.right
-        if right == -1:
+        if right == -1 and _takes_a_sign(node.left):
             return cst.UnaryOperation(cst.Minus(), node.left)
-        if left == -1:
+        if left == -1 and _takes_a_sign(node.right):
             return cst.UnaryOperation(cst.Minus(), node.right)
     elif op is cst.Add:
         if right == 0:
