@@ -139,6 +139,8 @@ def reduced_count(x, axis=None):
 def saved_slot(x, index):
     """A copy of ``x[index]``, taken before an item assignment overwrites it (the adjoint
     puts it back so that earlier adjoints read what they read going forward)."""
+    if isinstance(x, dict) and not isinstance(x, ContainerAdjoint) and index not in x:
+        return None  # a new key: nothing to put back
     old = x[index]
     return old.copy() if isinstance(old, np.ndarray) else old
 

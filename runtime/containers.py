@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ContainerAdjoint", "as_structure", "is_container", "part"]
+__all__ = ["ContainerAdjoint", "as_structure", "is_container", "part", "parts_of", "repeated"]
 
 
 class ContainerAdjoint(dict):
@@ -43,6 +43,18 @@ def part(adjoint, key):
     if isinstance(adjoint, (dict, list, tuple)):
         return adjoint[key]
     return adjoint  # a number: the same for every element
+
+
+def parts_of(g, value):
+    """The adjoint of ``np.array(value)``: one part of `g` per element of a list or tuple."""
+    if isinstance(value, (list, tuple)):
+        return [parts_of(row, item) for row, item in zip(np.asarray(g), value, strict=True)]
+    return g
+
+
+def repeated(g, items):
+    """The adjoint of every term of ``sum(items)``: `g` itself, once per item."""
+    return [g] * len(items)
 
 
 def as_structure(adjoint, value):

@@ -92,6 +92,7 @@ ELEMENTWISE = [
     *_binary([operator.add, np.add, operator.sub, np.subtract, operator.mul, np.multiply]),
     *_binary([operator.truediv, np.divide], domain=((-2.0, 2.0), POSITIVE)),
     *_binary([np.maximum, np.minimum]),
+    *_binary([builtins.max, builtins.min], shapes=SCALAR_PAIR),
     *_binary([operator.pow, np.power], domain=(POSITIVE, (-2.0, 2.0))),
     *_binary([operator.mod, np.mod], domain=((0.1, 3.0), POSITIVE)),
     *_binary([np.arctan2, np.logaddexp]),
@@ -221,6 +222,9 @@ SHAPE = [
     ),
     Row(np.concatenate, (((2, 3), (4,)),), args=lambda x, y: ((x, y),), kwargs={"axis": None}),
     Row(np.stack, (((2, 3), (2, 3)),), args=lambda x, y: ([x, y],)),
+    Row(np.array, (((2, 3), (2, 3)),), args=lambda x, y: ([x, y],)),
+    Row(np.asarray, (((3,), (3,)),), args=lambda x, y: ([x, y],)),
+    Row(builtins.sum, (((3,), (3,), (3,)),), args=lambda *xs: (list(xs),)),
     Row(np.stack, (((2, 3), (2, 3), (2, 3)),), args=lambda *xs: (xs,), kwargs={"axis": -1}),
 ]
 
@@ -334,8 +338,8 @@ SYMBOLIC = [
     *_sym([np.square], lambda x: x**2),
     *_sym([np.sqrt, math.sqrt], sp.sqrt, POSITIVE),
     *_sym([np.absolute, builtins.abs, math.fabs], sp.Abs),
-    *_sym([np.maximum], sp.Max),
-    *_sym([np.minimum], sp.Min),
+    *_sym([np.maximum, builtins.max], sp.Max),
+    *_sym([np.minimum, builtins.min], sp.Min),
     *_sym(
         [np.clip],
         lambda a, lo, hi: sp.Min(sp.Max(a, lo), hi),

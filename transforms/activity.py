@@ -15,7 +15,7 @@ import dataclasses
 import libcst as cst
 
 from .anf import NormalForm
-from .operations import COPY, PACK, SETITEM, Classifier, Operation
+from .operations import APPEND, COPY, PACK, SETITEM, Classifier, Operation, is_append
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +45,7 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
     Raises:
         LookupError: an active value is computed by a callable that has no gradient rule.
     """
-    assignments = [s for s in nf.statements if isinstance(s, cst.Assign)]
+    assignments = [s for s in nf.statements if isinstance(s, cst.Assign) or is_append(s)]
     operations = tuple((i, classifier.classify(s)) for i, s in enumerate(assignments))
     # Loops carry values around their back edges, so each sweep repeats until nothing changes.
     varied = set(wrt)
@@ -76,7 +76,7 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:
 
-    known = op.user or op.primitive in (COPY, SETITEM, PACK)
+    known = op.user or op.primitive in (COPY, SETITEM, PACK, APPEND)
     if known or (op.rule is not None and op.rule.vjp is not None):
         return
     origin = nf.origins.get(op.targets[0])

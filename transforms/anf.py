@@ -31,8 +31,10 @@ from collections.abc import Mapping
 import libcst as cst
 
 from .naming import Namer
+from .operations import is_append
 from .parse import ParsedFunction
 from .resolve import RESERVED, Resolution
+from .walk import substitute_names
 
 
 class Origin:
@@ -443,6 +445,14 @@ class _Normalizer:
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
+            if is_append(node) and node.value.func.value.value in self.current:
+                items = cst.Name(self.current[node.value.func.value.value])
+                value = self.atom(node.value.args[0].value)
+                call = node.value.with_changes(
+                    func=node.value.func.with_changes(value=items), args=(cst.Arg(value),)
+                )
+                self.emit(node.with_changes(value=call), items.value)
+                return
             self.emit(node.with_changes(value=self.rename(node.value)))
         elif isinstance(node, cst.Assert):
             self.emit(
@@ -473,7 +483,7 @@ class _Normalizer:
         for target in rest:  # a = b = value
             self.assign([target], source)
 
-    def set_item(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
+    def set_item(self, target: cst.Subscript, value, normal: bool = False) -> None:
         """``y[index] = value``: an in-place write into a local array, kept as one."""
         base = target.value.value
         if base in self.may_alias_argument:
@@ -484,7 +494,7 @@ class _Normalizer:
             )
         if base not in self.current:
             raise self.parsed.error(target, f"local variable {base!r} is assigned before it exists")
-        flat = self.atom(value)
+        flat = value if normal else self.atom(value)  # `normal`: already an atom
         elements = tuple(self.subscript_element(e) for e in target.slice)
         array = cst.Name(self.current[base])
         written = cst.Subscript(value=array, slice=elements)
@@ -536,6 +546,20 @@ class _Normalizer:
                 self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), item), new)
                 self.origins[new] = self.origin(value)
             return value
+        if isinstance(value, cst.Call) and all(
+            isinstance(n, (cst.Name, cst.Subscript)) for n in names
+        ):
+            if any(isinstance(n, cst.Subscript) for n in names):  # h[i], c[i] = cell(...)
+                result = self.atom(value)
+                for k, name in enumerate(names):
+                    index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
+                    item = self.atom_of(cst.Subscript(result, (index,)))
+                    if isinstance(name, cst.Subscript):
+                        self.set_item(name, item, normal=True)
+                    else:
+                        new = self.define(name.value)
+                        self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), item), new)
+                return value
         if not isinstance(value, cst.Call) or not all(isinstance(n, cst.Name) for n in names):
             raise self.parsed.error(
                 target, "tuple unpacking needs a tuple literal, a name or a call on the right"
@@ -624,6 +648,8 @@ class _Normalizer:
                 lpar=(),
                 rpar=(),
             )
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            return self.comprehension(expr)
         if isinstance(expr, cst.IfExp):
             test = self.atom(expr.test)
             return self.choose(test, expr.body, expr.orelse, expr)
@@ -633,6 +659,34 @@ class _Normalizer:
                 return self.choose(left, expr.right, left, expr)
             return self.choose(left, left, expr.right, expr)
         raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
+
+    def comprehension(self, expr) -> cst.Name:
+        """``[e for v in seq if c]`` (or a generator expression) as the loop that builds it:
+        ``items = []; for v in seq: if c: items.append(e)``, its variables renamed apart."""
+        clause = expr.for_in
+        if clause.inner_for_in is not None or isinstance(clause.asynchronous, cst.Asynchronous):
+            raise self.parsed.error(expr, "nested comprehensions are not supported yet")
+        names = [n for n in names_in_target(clause.target)]
+        renames = {n: cst.Name(self.namer.fresh(f"_{n}")) for n in names}
+        items = self.namer.fresh("_items")
+        self.assign([cst.Name(items)], cst.List(()), origin_node=expr)
+        append = cst.Expr(
+            cst.Call(
+                cst.Attribute(cst.Name(items), cst.Name("append")),
+                (cst.Arg(substitute_names(expr.elt, renames)),),
+            )
+        )
+        body: cst.BaseStatement = cst.SimpleStatementLine((append,))
+        for condition in reversed(clause.ifs):
+            test = substitute_names(condition.test, renames)
+            body = cst.If(test=test, body=cst.IndentedBlock((body,)))
+        loop = cst.For(
+            target=substitute_names(clause.target, renames),
+            iter=clause.iter,
+            body=cst.IndentedBlock((body,)),
+        )
+        self.for_statement(loop)
+        return cst.Name(self.current[items])
 
     def choose(self, test, when_true, when_false, node) -> cst.Name:
         """A value chosen by `test`, as an ``if`` assigning one temporary in both branches."""
@@ -794,6 +848,14 @@ class _AssignedNames(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._add(node.target)
+
+
+def names_in_target(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in names_in_target(e.value)]
+    return []
 
 
 def _copy_line(target: str, source: str) -> cst.SimpleStatementLine:

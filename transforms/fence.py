@@ -35,10 +35,8 @@ _NEVER: dict[type[cst.CSTNode], str] = {
 # Constructs this version does not differentiate yet: loops, nested functions, comprehensions.
 _NOT_YET: dict[type[cst.CSTNode], str] = {
     cst.FunctionDef: "nested function definition",
-    cst.ListComp: "list comprehension",
     cst.SetComp: "set comprehension",
     cst.DictComp: "dict comprehension",
-    cst.GeneratorExp: "generator expression",
 }
 
 
@@ -80,6 +78,8 @@ class _Fence(cst.CSTVisitor):
             for element in target.elements:
                 if isinstance(element, cst.StarredElement):
                     raise self.parsed.error(element, "starred assignment is not supported")
+                if _is_item(element.value):
+                    continue  # h[i], c[i] = cell(...)
                 self._check_target(element.value)
             return
         if isinstance(target, cst.Subscript):

@@ -25,6 +25,7 @@ NO_DERIVATIVE = object()
 COPY = object()  # ``a = b``: the adjoint passes through
 SETITEM = object()  # ``y[index] = v``: an in-place write into a local array
 PACK = object()  # ``t = (a, b)``, ``[a, b]``, ``{"k": a}``: a container of values
+APPEND = object()  # ``items.append(v)``: a list growing by one value
 
 _BINARY = {
     cst.Add: operator.add,
@@ -110,7 +111,7 @@ class Operation:
 
     @property
     def differentiable(self) -> bool:
-        if self.primitive in (COPY, SETITEM, PACK):
+        if self.primitive in (COPY, SETITEM, PACK, APPEND):
             return True
         if self.primitive is NO_DERIVATIVE:
             return False
@@ -130,6 +131,19 @@ def _is_user_function(value: object) -> bool:
         return False
     module = getattr(value, "__module__", "") or ""
     return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
+
+
+def is_append(statement) -> bool:
+    """``items.append(v)`` on a local list, as a statement."""
+    if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
+        return False
+    func = statement.value.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "append"
+        and isinstance(func.value, cst.Name)
+        and len(statement.value.args) == 1
+    )
 
 
 def names_in(expr: cst.BaseExpression) -> list[str]:
@@ -173,7 +187,12 @@ class Classifier:
         self.namespace = namespace
         self.locals = local_names
 
-    def classify(self, statement: cst.Assign) -> Operation:
+    def classify(self, statement) -> Operation:
+        if isinstance(statement, cst.Expr):  # items.append(v)
+            items = statement.value.func.value
+            return Operation(
+                (items.value,), APPEND, "list.append", (items, statement.value.args[0].value)
+            )
         target = statement.targets[0].target
         if isinstance(target, cst.Subscript):  # y[index] = v: the new y depends on y and v
             base = target.value

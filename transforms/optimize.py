@@ -89,6 +89,11 @@ def _usage(line: cst.SimpleStatementLine) -> _Usage:
             base = _base_name(value.args[0].value)
             if base is not None:
                 mutates.append(base)
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value in ("append", "pop"):  # a list changing in place
+                base = _base_name(value.func.value)
+                if base is not None:
+                    mutates.append(base)
     elif kind is cst.Return:
         if statement.value is not None:
             read_names(statement.value, reads)

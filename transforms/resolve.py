@@ -157,6 +157,9 @@ class _NameCollector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._collect_target(node.target)
 
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._collect_target(node.target)
+
     def _load(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             self.loaded.setdefault(node.value, node)

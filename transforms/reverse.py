@@ -25,7 +25,7 @@ from .activity import Activity
 from .anf import NormalForm, iter_small_statements, name_expr
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, PACK, SETITEM, Operation, names_in
+from .operations import COPY, PACK, SETITEM, Operation, is_append, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
 from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
@@ -254,6 +254,9 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
             adjoints.join(line.test, then, other)
             continue
         statement = line.body[0]
+        if is_append(statement):
+            _differentiate_append(context.activity.operation(statement), adjoints)
+            continue
         if not isinstance(statement, cst.Assign):
             continue
         op = context.activity.operation(statement)
@@ -568,6 +571,19 @@ def _with_primal_edits(lines: list, edits: dict) -> list:
         else:
             result.append(line)
     return result
+
+
+def _differentiate_append(op: Operation, adjoints: _Adjoints) -> None:
+    """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, then the
+    adjoint pops it, so earlier appends find their own position at the end of the list."""
+    items, value = op.args
+    if not adjoints.has(items.value):
+        return
+    last = cst.BinaryOperation(_call("len", items), cst.Subtract(), cst.Integer("1"))
+    if isinstance(value, cst.Name) and value.value in adjoints.active:
+        part = _call("part", cst.Name(adjoints.names[items.value]), last)
+        adjoints.contribute(value.value, part, full=False)
+    adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
 
 
 def _differentiate_pack(op: Operation, adjoints: _Adjoints) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from .activity import Activity
 from .anf import NormalForm, is_literal
-from .operations import COPY, SETITEM, Operation, evaluate_spelling
+from .operations import APPEND, COPY, SETITEM, Operation, evaluate_spelling
 
 SCALAR = ("shape", ())
 
@@ -135,7 +135,7 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> Shape
         tokens[name] = ("symbol", next(symbols))
     shapes = ShapeTokens(tokens, namespace, array_ndims)
     for _, op in activity.operations:
-        if op.primitive is SETITEM:
+        if op.primitive in (SETITEM, APPEND):
             continue  # writing into an array keeps its shape
         token = _result_token(op, shapes)
         for target in op.targets:

@@ -75,13 +75,13 @@ def absolute(g, ans, x):
     return g * np.sign(x)
 
 
-@vjp(np.maximum, elementwise=True)
+@vjp(np.maximum, builtins.max, elementwise=True)
 def maximum(g, ans, x, y):
     # ties share the gradient equally, matching the symmetric difference quotient
     return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
 
 
-@vjp(np.minimum, elementwise=True)
+@vjp(np.minimum, builtins.min, elementwise=True)
 def minimum(g, ans, x, y):
     return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
 

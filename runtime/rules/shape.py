@@ -6,10 +6,13 @@ elementwise: ``g`` has exactly ``ans``'s shape. For a sequence argument (``conca
 ``stack``'s ``arrays``) the contribution is a list with one adjoint per element.
 """
 
+import builtins
+
 import numpy as np
 
 from ..adjoint_helpers import unbroadcast
 from ..array_helpers import delete_adjoint, invert_axes, split_like, unstack
+from ..containers import parts_of, repeated
 from ..registry import registry
 
 vjp = registry.vjp
@@ -68,3 +71,13 @@ def stack(g, ans, arrays, axis=0):
 @vjp(np.delete)
 def delete(g, ans, arr, obj, axis=None):
     return delete_adjoint(g, arr, obj, axis)
+
+
+@vjp(np.array, np.asarray)
+def array(g, ans, object, dtype=None):
+    return parts_of(g, object)
+
+
+@vjp(builtins.sum)
+def builtin_sum(g, ans, iterable, start=0):
+    return repeated(g, iterable), g
