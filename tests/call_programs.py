@@ -60,3 +60,28 @@ def helper_in_loop(x):
     for i in range(len(x)):
         total = total + square_plus_sin(x[i])
     return total
+
+
+def with_nested_helpers(x, w):
+    def affine(v, scale):
+        return v * scale + 0.5
+
+    def clipped(v):
+        if v > 1.0:
+            return 1.0 + np.log(v)
+        return v
+
+    total = 0.0
+    for i in range(len(x)):
+        total = total + clipped(affine(x[i], w))
+    return total
+
+
+def nested_reads_a_changed_value(x):
+    k = 2.0
+
+    def times_k(v):
+        return v * k
+
+    k = 3.0
+    return times_k(x)

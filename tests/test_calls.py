@@ -60,3 +60,17 @@ def bad_helper(x):
 
 def calls_bad_helper(x):
     return bad_helper(x) * 2.0
+
+
+@pytest.mark.parametrize("w", [1.3, 0.4])
+def test_nested_functions_are_inlined(w):
+    x = np.array([0.2, 0.9, 1.7])
+    grads = sg.grad(cp.with_nested_helpers, wrt=(0, 1))(x, w)
+    for i, got in enumerate(grads):
+        want = numerical_gradient(cp.with_nested_helpers, (x, w), i)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_nested_function_reading_a_changed_value_is_rejected():
+    with pytest.raises(sg.TransformError, match="changes after it is defined"):
+        sg.grad(cp.nested_reads_a_changed_value)

@@ -127,6 +127,10 @@ class _Normalizer:
         self.loop_headers: dict[str, tuple[str, ...]] = {}  # loop target -> its header names
         self.loop_counts: dict[str, str] = {}  # loop key -> the header of its iteration counter
         self.loops: list[tuple[dict, str | None]] = []  # enclosing loops: headers, counter
+        self.nested: dict[str, tuple] = {}  # nested defs: their node, the names when defined
+        self.inlining: set[str] = set()
+        self.defined: set[str] = set(resolution.params)  # every name assigned so far
+        self.inlined: set[str] = set()  # names assigned by inlined nested functions
         self.result = namer.fresh("_result")  # the value returned from inside a branch
 
     # -- statements ------------------------------------------------------------------------
@@ -157,6 +161,9 @@ class _Normalizer:
                 continue
             if isinstance(statement, cst.While):
                 self.while_statement(statement)
+                continue
+            if isinstance(statement, cst.FunctionDef):  # inlined where it is called
+                self.nested[statement.name.value] = (statement, dict(self.current))
                 continue
             for small in statement.body:
                 if isinstance(small, cst.Return):
@@ -385,7 +392,18 @@ class _Normalizer:
         self.lines = outer
         self.source_line = if_line
         if then_exits and else_exits:
-            self.current = then_current  # nothing follows: every path has ended
+            # nothing follows, except that returns meet where the function ends (an inlined
+            # nested function's result is read by the code after the call)
+            self.current = dict(then_current)
+            a, b = then_current.get(self.result), else_current.get(self.result)
+            if a is not None and b is not None and a != b:
+                joined = self.namer.version(self.result)
+                then_lines.append(_copy_line(joined, a))
+                else_lines.append(_copy_line(joined, b))
+                self.current[self.result] = joined
+                self.line_of[joined] = if_line
+            elif a is None and b is not None:
+                self.current[self.result] = b
         elif then_exits:
             self.current = else_current
         elif else_exits:
@@ -579,9 +597,17 @@ class _Normalizer:
     def define(self, name: str) -> str:
         """The SSA name for a new assignment to `name`: the name itself the first time (unless
         generated code needs that name for a helper it imports)."""
-        taken = name in self.current or name in RESERVED
+        taken = (
+            name in self.current
+            or name in RESERVED
+            or name in self.inlined  # used by an inlined nested function
+            or (self.inlining and name in self.defined)  # used outside the function inlined
+        )
         new = self.namer.version(name) if taken else name
         self.current[name] = new
+        self.defined.add(new)
+        if self.inlining:
+            self.inlined.add(new)
         return new
 
     def origin(self, node: cst.CSTNode) -> Origin:
@@ -688,6 +714,51 @@ class _Normalizer:
         self.for_statement(loop)
         return cst.Name(self.current[items])
 
+    def inline_nested(self, name: str, call: cst.Call) -> cst.Name:
+        """A call of a function defined inside this one, inlined: its parameters become copies
+        of the arguments and its returns an assignment to a fresh result name."""
+        node, at_definition = self.nested[name]
+        if name in self.inlining:
+            raise self.parsed.error(call, f"recursive nested function {name!r} is not supported")
+        params = [p.name.value for p in node.params.params]
+        positional = [a.value for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if len(positional) > len(params) or set(keywords) - set(params[len(positional) :]):
+            raise self.parsed.error(call, f"arguments do not match {name}'s parameters")
+        values = dict(zip(params, positional, strict=False)) | keywords
+        if set(values) != set(params):
+            raise self.parsed.error(call, f"{name} is missing arguments")
+        atoms = {p: self.atom(values[p]) for p in params}
+        reads = _NestedReads()
+        node.body.visit(reads)
+        for read in reads.names:
+            if read in at_definition and self.current.get(read) != at_definition[read]:
+                raise self.parsed.error(
+                    call,
+                    f"nested function {name!r} reads {read!r}, which changes after it is "
+                    f"defined: pass it as an argument instead",
+                )
+        outer_current, outer_result = self.current, self.result
+        outer_loops, self.loops, outer_loop_depth = self.loops, [], self.loop_depth
+        self.loop_depth = 0  # the nested function's own returns and loops
+        self.current = dict(at_definition)
+        self.result = self.namer.fresh(f"_{name}_result")
+        self.inlining.add(name)
+        self.depth += 1
+        for param in params:
+            new = self.define(param)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atoms[param]), new)
+        statements = list(node.body.body)
+        if not _always_exits(statements):
+            statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
+        self.block(statements)
+        result = cst.Name(self.current[self.result])
+        self.depth -= 1
+        self.inlining.discard(name)
+        self.current, self.result = outer_current, outer_result
+        self.loops, self.loop_depth = outer_loops, outer_loop_depth
+        return result
+
     def choose(self, test, when_true, when_false, node) -> cst.Name:
         """A value chosen by `test`, as an ``if`` assigning one temporary in both branches."""
         temp = self.namer.temp()
@@ -705,8 +776,10 @@ class _Normalizer:
         self.branch(test, part(when_true), part(when_false))
         return cst.Name(self.current.get(temp, temp))
 
-    def call(self, expr: cst.Call) -> cst.Call:
+    def call(self, expr: cst.Call) -> cst.BaseExpression:
         func = expr.func
+        if isinstance(func, cst.Name) and func.value in self.nested:
+            return self.inline_nested(func.value, expr)
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )
@@ -848,6 +921,14 @@ class _AssignedNames(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._add(node.target)
+
+
+class _NestedReads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def names_in_target(target: cst.BaseExpression) -> list[str]:

@@ -34,7 +34,6 @@ _NEVER: dict[type[cst.CSTNode], str] = {
 
 # Constructs this version does not differentiate yet: loops, nested functions, comprehensions.
 _NOT_YET: dict[type[cst.CSTNode], str] = {
-    cst.FunctionDef: "nested function definition",
     cst.SetComp: "set comprehension",
     cst.DictComp: "dict comprehension",
 }
@@ -87,6 +86,21 @@ class _Fence(cst.CSTVisitor):
         if isinstance(target, cst.Attribute):
             raise self.parsed.error(target, "attribute assignment is not supported by s2sgrad")
         raise self.parsed.error(target, f"assignment to {type(target).__name__} is not supported")
+
+    def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = node.params
+        plain = (
+            not node.decorators
+            and not params.posonly_params
+            and not params.kwonly_params
+            and not isinstance(params.star_arg, cst.Param)
+            and params.star_kwarg is None
+            and all(p.default is None for p in params.params)
+        )
+        if not plain:
+            raise self.parsed.error(
+                node, "a nested function needs plain parameters and no decorators"
+            )
 
     def check_Call(self, node: cst.Call) -> None:
         for arg in node.args:

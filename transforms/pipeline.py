@@ -23,7 +23,7 @@ from .anf import NormalForm, normalize
 from .calls import link, split_of
 from .fence import fence
 from .naming import Namer, entry_name
-from .operations import Classifier
+from .operations import Classifier, names_in
 from .optimize import optimize
 from .parse import ParsedFunction, parse_function
 from .resolve import RESERVED, Resolution, resolve
@@ -94,7 +94,15 @@ def analyze(
     nf = normalize(parsed, resolution, namer)
     _show(debug, "normalize", nf.funcdef)
     namespace = resolution.namespace()
-    classifier = Classifier(registry, namespace, frozenset(resolution.locals) | set(nf.line_of))
+    assigned = {
+        name
+        for statement in nf.statements
+        if isinstance(statement, cst.Assign)
+        for target in statement.targets
+        for name in names_in(target.target)
+    }
+    local_names = frozenset(resolution.locals) | set(nf.line_of) | assigned
+    classifier = Classifier(registry, namespace, local_names)
     activity = analyze_activity(nf, classifier, spec.wrt)
     _show(debug, "activity", f"active: {', '.join(sorted(activity.active)) or '(none)'}")
     prefix = "value_and_d" if spec.with_value else "d"

@@ -160,6 +160,12 @@ class _NameCollector(cst.CSTVisitor):
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._collect_target(node.target)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # a nested function: its name and its parameters are locals (it is inlined)
+        self.assigned.add(node.name.value)
+        for param in node.params.params:
+            self.assigned.add(param.name.value)
+
     def _load(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             self.loaded.setdefault(node.value, node)
