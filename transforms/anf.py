@@ -253,9 +253,8 @@ class _Normalizer:
         collector = _AssignedNames()
         node.body.visit(collector)
         assigned = [n for n in collector.names if n != index_name]
-        headers = {name: self.current.get(name, name) for name in assigned}
-        if counter is not None:
-            headers[counter] = self.current[counter]
+        names = [*assigned, counter] if counter is not None else assigned
+        headers = self.loop_headers_for(names, loop_line)
         target = self.define(index_name)
         self.line_of[target] = loop_line
         self.loop_headers[target] = tuple(headers.values())
@@ -293,6 +292,23 @@ class _Normalizer:
             )
         )
 
+    def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
+        """A new *header* name for each variable a loop assigns: its value at the start of an
+        iteration. A variable defined before the loop is copied into its header first; the
+        loop never overwrites the version before it, which the adjoints of earlier statements
+        may read."""
+        headers = {}
+        for name in names:
+            if name in self.current:
+                header = self.namer.version(name)
+                self.lines.append(_copy_line(header, self.current[name]))
+            else:
+                header = self.define(name)
+            self.defined.add(header)
+            self.line_of[header] = loop_line
+            headers[name] = header
+        return headers
+
     def while_statement(self, node: cst.While) -> None:
         """``while test: body`` as ``c = test; while c: body; c = test`` with ``c`` and an
         iteration counter carried like any other value (header names, back-edge copies); the
@@ -306,9 +322,7 @@ class _Normalizer:
         self.comment = None
         collector = _AssignedNames()
         node.body.visit(collector)
-        headers = {name: self.current.get(name, name) for name in collector.names}
-        headers[condition] = self.current[condition]
-        headers[counter] = self.current[counter]
+        headers = self.loop_headers_for([*collector.names, condition, counter], loop_line)
         self.loop_headers[headers[condition]] = tuple(headers.values())
         self.loop_counts[headers[condition]] = headers[counter]
         self.loops.append((headers, counter, (condition, node.test)))
@@ -597,12 +611,9 @@ class _Normalizer:
     def define(self, name: str) -> str:
         """The SSA name for a new assignment to `name`: the name itself the first time (unless
         generated code needs that name for a helper it imports)."""
-        taken = (
-            name in self.current
-            or name in RESERVED
-            or name in self.inlined  # used by an inlined nested function
-            or (self.inlining and name in self.defined)  # used outside the function inlined
-        )
+        # every assignment gets a name no other assignment has (two branches, or two loops,
+        # assigning `y` give y and y_1: analyses keyed by name never confuse them)
+        taken = name in self.current or name in RESERVED or name in self.defined
         new = self.namer.version(name) if taken else name
         self.current[name] = new
         self.defined.add(new)

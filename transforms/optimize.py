@@ -582,6 +582,18 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
 _folded: dict[int, cst.SimpleStatementLine] = {}
 
 
+def _makes_an_alias(before, after, mutated: frozenset[str]) -> bool:
+    """``y = x * 1.0`` folded to ``y = x`` would make `y` another name for `x`'s array: wrong
+    if `y` is written into later (the write would change `x`)."""
+    if not isinstance(after, cst.Assign) or not isinstance(after.value, cst.Name):
+        return False
+    if isinstance(before.value, cst.Name):
+        return False
+    return any(
+        isinstance(t.target, cst.Name) and t.target.value in mutated for t in after.targets
+    )
+
+
 def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
     if folder is None:
         mutated = frozenset(name for line in lines for name in _usage(line).mutates)
@@ -593,7 +605,9 @@ def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
                 line, lambda block: fold(block, folder)[0], lambda test: rewrite(test, folder)
             )
         elif _folded.get(id(line)) is not line:
-            line = _replace_line(line, rewrite_statement(line.body[0], folder))
+            folded = rewrite_statement(line.body[0], folder)
+            if not _makes_an_alias(line.body[0], folded, folder.mutated):
+                line = _replace_line(line, folded)
             if len(_folded) > 4096:
                 _folded.clear()
             _folded[id(line)] = line
