@@ -110,3 +110,48 @@ def test_random_control_flow_programs(tmp_path, source, n, seed):
     message = f"\n{source}\nn={n}\n{sg.source(sg.grad(f, wrt=(0, 1)), x, s, n)}"
     np.testing.assert_allclose(dx, want_x, rtol=1e-4, atol=1e-6, err_msg=message)
     np.testing.assert_allclose(ds, want_s, rtol=1e-4, atol=1e-6, err_msg=message)
+
+
+UNSUPPORTED = [
+    "try:\n    v = v + 1.0\nexcept ValueError:\n    pass",
+    "with open('f') as handle:\n    v = v + 1.0",
+    "g = lambda a: a * 2.0\nv = g(v)",
+    "del w",
+    "x += 1.0",
+    "x[0] = 1.0",
+    "v.attribute = 1.0",
+    "for i in range(3):\n    return v",
+    "v = undefined_name * 2.0",
+    "v = np.fft.fft(x).real.sum() * v",
+    "v = {k: v for k in range(2)}[0]",
+    "v = [a * b for a in x for b in x][0]",
+    "v = v if n > 1 else undefined_other",
+    "async def inner():\n    pass",
+    "global G\nv = v * 2.0",
+    "v = (w := v * 2.0)",
+    "class Inner:\n    pass",
+]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    prefix=st.lists(
+        st.sampled_from(["v = v * 2.0", "w = np.sin(v)", "v = v + np.sum(x)"]), max_size=2
+    ),
+    bad=st.sampled_from(UNSUPPORTED),
+    suffix=st.lists(st.sampled_from(["v = v * w", "w = w + 1.0"]), max_size=2),
+)
+def test_unsupported_programs_fail_only_with_documented_errors(
+    tmp_path_factory, prefix, bad, suffix
+):
+    lines = ["v = np.sum(x) * s", "w = s", *prefix, *bad.splitlines(), *suffix]
+    source = "def f(x, s, n):\n" + "".join(f"    {line}\n" for line in lines)
+    source += "    return np.sum(v * w)\n"
+    f = load(source, tmp_path_factory.mktemp("unsupported"))
+    try:
+        sg.grad(f, wrt=(0, 1))(np.ones(3), 0.5, 2)
+    except sg.TransformError as error:
+        assert error.filename.endswith(".py") and error.lineno >= 4
+        assert str(error).startswith(f"{error.filename}:{error.lineno}:")
+    except LookupError as error:  # numpy.fft.fft has no rule: the message names it
+        assert "no gradient registered for" in str(error)
