@@ -260,27 +260,20 @@ class _Normalizer:
         self.loop_headers[target] = tuple(headers.values())
         if counter is not None:
             self.loop_counts[target] = headers[counter]
-        self.loops.append((headers, headers.get(counter) and counter, None))
-        outer = self.lines
-        self.lines = []
-        self.current.update(headers)
-        self.loop_depth += 1
-        self.depth += 1
-        for name, sequence in prologue:  # the elements this iteration reads
-            if sequence is None:
-                element = cst.Name(target)  # enumerate's counter is the index itself
-            else:
-                index = cst.SubscriptElement(cst.Index(cst.Name(target)))
-                element = cst.Subscript(sequence, (index,))
-            new = self.define(name)
-            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
-            self.origins[new] = self.origin(node.target)
-        self.block([*node.body.body, END_OF_ITERATION])
-        self.loops.pop()
-        self.depth -= 1
-        self.loop_depth -= 1
-        self.current.update(headers)
-        body, self.lines = self.lines, outer
+
+        def read_elements() -> None:  # the elements this iteration reads
+            for name, sequence in prologue:
+                if sequence is None:
+                    element = cst.Name(target)  # enumerate's counter is the index itself
+                else:
+                    index = cst.SubscriptElement(cst.Index(cst.Name(target)))
+                    element = cst.Subscript(sequence, (index,))
+                new = self.define(name)
+                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
+                self.origins[new] = self.origin(node.target)
+
+        loop = (headers, headers.get(counter) and counter, None)
+        body = self.loop_body(loop, list(node.body.body), read_elements)
         self.source_line = loop_line
         leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
         self.lines.append(
@@ -291,6 +284,26 @@ class _Normalizer:
                 leading_lines=leading,
             )
         )
+
+    def loop_body(self, loop: tuple, statements: list, prologue=None) -> list:
+        """The normal form of a loop body: the body's names start as the header names, every
+        path ends its iteration (see `end_iteration`), and the header names hold the values
+        after the loop."""
+        headers = loop[0]
+        outer, self.lines = self.lines, []
+        self.current.update(headers)
+        self.loop_depth += 1
+        self.depth += 1
+        self.loops.append(loop)
+        if prologue is not None:
+            prologue()
+        self.block([*statements, END_OF_ITERATION])
+        self.loops.pop()
+        self.depth -= 1
+        self.loop_depth -= 1
+        self.current.update(headers)
+        body, self.lines = self.lines, outer
+        return body
 
     def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
         """A new *header* name for each variable a loop assigns: its value at the start of an
@@ -325,18 +338,7 @@ class _Normalizer:
         headers = self.loop_headers_for([*collector.names, condition, counter], loop_line)
         self.loop_headers[headers[condition]] = tuple(headers.values())
         self.loop_counts[headers[condition]] = headers[counter]
-        self.loops.append((headers, counter, (condition, node.test)))
-        outer = self.lines
-        self.lines = []
-        self.current.update(headers)
-        self.loop_depth += 1
-        self.depth += 1
-        self.block([*node.body.body, END_OF_ITERATION])
-        self.loops.pop()
-        self.depth -= 1
-        self.loop_depth -= 1
-        self.current.update(headers)
-        body, self.lines = self.lines, outer
+        body = self.loop_body((headers, counter, (condition, node.test)), list(node.body.body))
         self.source_line = loop_line
         leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
         self.lines.append(

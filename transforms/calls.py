@@ -27,7 +27,7 @@ from s2sgrad.runtime import registry as default_registry
 
 from . import codegen
 from .optimize import optimize
-from .reverse import reverse_sweeps
+from .reverse import reverse_sweeps, without_defaults
 from .shapes import infer_shapes
 from .walk import _NameReader
 
@@ -112,7 +112,7 @@ def _compile(split: Split, analysis) -> None:
     params = nf.funcdef.params
     forward = nf.funcdef.with_changes(
         name=cst.Name(split.forward),
-        params=_plain(params),
+        params=without_defaults(params),
         body=cst.IndentedBlock(body=tuple(forward_body)),
         returns=None,
     )
@@ -149,20 +149,6 @@ def _assigned(lines) -> set[str]:
     from .reverse import _assigned_names
 
     return _assigned_names(lines)
-
-
-def _plain(params: cst.Parameters) -> cst.Parameters:
-    def strip(ps):
-        return tuple(
-            p.with_changes(default=None, equal=cst.MaybeSentinel.DEFAULT, annotation=None)
-            for p in ps
-        )
-
-    return params.with_changes(
-        params=strip(params.params),
-        posonly_params=strip(params.posonly_params),
-        kwonly_params=strip(params.kwonly_params),
-    )
 
 
 def _parameters(fn: types.FunctionType) -> tuple[str, ...]:

@@ -589,9 +589,7 @@ def _makes_an_alias(before, after, mutated: frozenset[str]) -> bool:
         return False
     if isinstance(before.value, cst.Name):
         return False
-    return any(
-        isinstance(t.target, cst.Name) and t.target.value in mutated for t in after.targets
-    )
+    return any(isinstance(t.target, cst.Name) and t.target.value in mutated for t in after.targets)
 
 
 def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:

@@ -188,7 +188,7 @@ def reverse(
     body = [*sweeps.primal, *sweeps.adjoint, cst.SimpleStatementLine((cst.Return(returned),))]
     funcdef = nf.funcdef.with_changes(
         name=cst.Name(spec.entry),
-        params=_without_defaults(nf.funcdef.params),
+        params=without_defaults(nf.funcdef.params),
         body=cst.IndentedBlock(body=tuple(body)),
         returns=None,
     )
@@ -940,7 +940,7 @@ def _line_comments(nf: NormalForm) -> dict[int, str]:
     return comments
 
 
-def _without_defaults(params: cst.Parameters) -> cst.Parameters:
+def without_defaults(params: cst.Parameters) -> cst.Parameters:
     """The generated function is called with every argument: defaults live on the wrapper."""
 
     def strip(ps):
