@@ -156,3 +156,32 @@ def rnn_loss(Wx, Wh, b, xs, h0):
     for t in range(xs.shape[0]):
         h = np.tanh(xs[t] @ Wx + h @ Wh + b)
     return np.sum(h**2)
+
+
+def first_large(x):
+    total = 0.0
+    for i in range(len(x)):
+        total = total + x[i] ** 2
+        if total > 1.0:
+            return total * 3.0
+    return np.sin(total)
+
+
+def search_in_nested(A):
+    acc = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            acc = acc + A[i, j] * (i + 1)
+            if acc > 2.0:
+                return acc**2
+        acc = acc * 0.5
+    return acc
+
+
+def while_return(x):
+    y = x
+    while y < 5.0:
+        y = y * 1.7 + 0.1
+        if y > 3.0:
+            return y * 2.0
+    return y

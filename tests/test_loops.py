@@ -33,6 +33,12 @@ CASES = [
     ("while_with_break", (0.7,)),
     ("break_and_continue", (np.array([0.3, 0.5, 0.2, 0.95, 0.4]),)),
     ("break_and_continue", (np.array([0.3, 0.5, 0.2]),)),
+    ("first_large", (np.array([0.5, 0.6, 0.9, 0.2]),)),
+    ("first_large", (np.array([0.1, 0.2]),)),
+    ("search_in_nested", (rng.random((3, 3)),)),
+    ("search_in_nested", (rng.random((2, 2)) * 0.2,)),
+    ("while_return", (0.4,)),
+    ("while_return", (2.5,)),
     (
         "rnn_loss",
         (

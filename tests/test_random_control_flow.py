@@ -120,7 +120,6 @@ UNSUPPORTED = [
     "x += 1.0",
     "x[0] = 1.0",
     "v.attribute = 1.0",
-    "for i in range(3):\n    return v",
     "v = undefined_name * 2.0",
     "v = np.fft.fft(x).real.sum() * v",
     "v = {k: v for k in range(2)}[0]",

@@ -132,6 +132,7 @@ class _Normalizer:
         self.defined: set[str] = set(resolution.params)  # every name assigned so far
         self.inlined: set[str] = set()  # names assigned by inlined nested functions
         self.result = namer.fresh("_result")  # the value returned from inside a branch
+        self.returned = namer.fresh("_returned")  # set by a return inside a loop
 
     # -- statements ------------------------------------------------------------------------
     def run(self) -> None:
@@ -156,11 +157,20 @@ class _Normalizer:
                 if consumed or leaves:
                     return leaves
                 continue
-            if isinstance(statement, cst.For):
-                self.for_statement(statement)
-                continue
-            if isinstance(statement, cst.While):
-                self.while_statement(statement)
+            if isinstance(statement, (cst.For, cst.While)):
+                returns = _contains_jump(list(statement.body.body), (cst.Return,))
+                if isinstance(statement, cst.For):
+                    self.for_statement(statement)
+                else:
+                    self.while_statement(statement)
+                if returns:  # a return in the loop: `if returned: return result` follows it
+                    exit_line = cst.SimpleStatementLine((cst.Return(cst.Name(self.result)),))
+                    after = cst.If(
+                        test=cst.Name(self.returned), body=cst.IndentedBlock((exit_line,))
+                    )
+                    consumed, leaves = self.if_statement(after, statements[k + 1 :])
+                    if consumed or leaves:
+                        return leaves
                 continue
             if isinstance(statement, cst.FunctionDef):  # inlined where it is called
                 self.nested[statement.name.value] = (statement, dict(self.current))
@@ -204,9 +214,12 @@ class _Normalizer:
                 self.lines.append(_copy_line(header, version))
 
     def return_statement(self, node: cst.Return) -> None:
-        if self.loop_depth:
-            raise self.parsed.error(node, "return inside a loop is not supported yet")
         value = node.value if node.value is not None else cst.Name("None")
+        if self.loop_depth:  # store the value, note that it returned, leave the loop
+            self.assign([cst.Name(self.result)], value, origin_node=value)
+            self.assign([cst.Name(self.returned)], cst.Name("True"), origin_node=node)
+            self.leave_loop(node)
+            return
         if self.depth == 0:
             self.output = self.atom(value)
             self.emit(cst.Return(self.output))
@@ -246,7 +259,9 @@ class _Normalizer:
         iterable, index_name, prologue = self.iteration(node)
         loop_line, comment = self.source_line, self.comment
         counter = None
-        if _contains_break(list(node.body.body)):  # the adjoint needs the number of iterations
+        if _contains_jump(
+            list(node.body.body), (cst.Break, cst.Return)
+        ):  # it may stop early  # the adjoint needs the number of iterations
             counter = self.namer.fresh("_trips")
             self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
         self.comment = None
@@ -254,6 +269,7 @@ class _Normalizer:
         node.body.visit(collector)
         assigned = [n for n in collector.names if n != index_name]
         names = [*assigned, counter] if counter is not None else assigned
+        names += self.returning(node)
         headers = self.loop_headers_for(names, loop_line)
         target = self.define(index_name)
         self.line_of[target] = loop_line
@@ -284,6 +300,16 @@ class _Normalizer:
                 leading_lines=leading,
             )
         )
+
+    def returning(self, node) -> list[str]:
+        """For a loop with a return in it: the result and the flag saying it returned, set
+        before the loop so that they can be carried through it."""
+        if not _contains_jump(list(node.body.body), (cst.Return,)):
+            return []
+        if self.result not in self.current:
+            self.assign([cst.Name(self.result)], cst.Name("None"), origin_node=node)
+        self.assign([cst.Name(self.returned)], cst.Name("False"), origin_node=node)
+        return [self.result, self.returned]
 
     def loop_body(self, loop: tuple, statements: list, prologue=None) -> list:
         """The normal form of a loop body: the body's names start as the header names, every
@@ -335,7 +361,8 @@ class _Normalizer:
         self.comment = None
         collector = _AssignedNames()
         node.body.visit(collector)
-        headers = self.loop_headers_for([*collector.names, condition, counter], loop_line)
+        names = [*collector.names, condition, counter, *self.returning(node)]
+        headers = self.loop_headers_for(names, loop_line)
         self.loop_headers[headers[condition]] = tuple(headers.values())
         self.loop_counts[headers[condition]] = headers[counter]
         body = self.loop_body((headers, counter, (condition, node.test)), list(node.body.body))
@@ -412,6 +439,8 @@ class _Normalizer:
             # nested function's result is read by the code after the call)
             self.current = dict(then_current)
             a, b = then_current.get(self.result), else_current.get(self.result)
+            if self.loop_depth:  # in a loop, paths end in breaks and copies to header names
+                a = b = None
             if a is not None and b is not None and a != b:
                 joined = self.namer.version(self.result)
                 then_lines.append(_copy_line(joined, a))
@@ -751,7 +780,8 @@ class _Normalizer:
                     f"nested function {name!r} reads {read!r}, which changes after it is "
                     f"defined: pass it as an argument instead",
                 )
-        outer_current, outer_result = self.current, self.result
+        outer_current, outer_result, outer_returned = self.current, self.result, self.returned
+        self.returned = self.namer.fresh(f"_{name}_returned")
         outer_loops, self.loops, outer_loop_depth = self.loops, [], self.loop_depth
         self.loop_depth = 0  # the nested function's own returns and loops
         self.current = dict(at_definition)
@@ -768,7 +798,7 @@ class _Normalizer:
         result = cst.Name(self.current[self.result])
         self.depth -= 1
         self.inlining.discard(name)
-        self.current, self.result = outer_current, outer_result
+        self.current, self.result, self.returned = outer_current, outer_result, outer_returned
         self.loops, self.loop_depth = outer_loops, outer_loop_depth
         return result
 
