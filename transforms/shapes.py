@@ -118,8 +118,18 @@ def infer_shapes(
         if previous is not None:
             unknown |= {name for name in varying if current[name] != previous[name]}
         previous = current
+    # representatives must be defined on every path: parameters and top-level assignments
+    everywhere = set(nf.params) | {
+        name
+        for line in nf.funcdef.body.body
+        if isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
+        for target in line.body[0].targets
+        if isinstance(target.target, cst.Name)
+        for name in [target.target.value]
+    }
     for name, token in shapes._tokens.items():  # dicts keep definition order: parameters first
-        shapes._first.setdefault(token, name)
+        if name in everywhere:
+            shapes._first.setdefault(token, name)
     return shapes
 
 
