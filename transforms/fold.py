@@ -1,0 +1,355 @@
+"""Folding: arithmetic on literals computed, identities dropped, product chains written with
+their numbers first and signs absorbed, constant math calls and no-op helper calls removed.
+One of the optimizer's rewrites (see `optimize`), in a module of its own because it is long.
+"""
+
+from __future__ import annotations
+
+import math
+
+import libcst as cst
+
+from .lines import COMPOUND, is_name, on_branches, replace_line, usage
+from .walk import dotted_name, rewrite, rewrite_statement
+
+
+def _number(expr: cst.BaseExpression) -> float | int | None:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return expr.evaluated_value
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _number(expr.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def _literal(value: float | int) -> cst.BaseExpression:
+    text = repr(value)
+    node = cst.Integer(text.lstrip("-")) if isinstance(value, int) else cst.Float(text.lstrip("-"))
+    return cst.UnaryOperation(cst.Minus(), node) if text.startswith("-") else node
+
+
+_ARITHMETIC = {
+    cst.Add: lambda a, b: a + b,
+    cst.Subtract: lambda a, b: a - b,
+    cst.Multiply: lambda a, b: a * b,
+    cst.Divide: lambda a, b: a / b,
+    cst.Power: lambda a, b: a**b,
+}
+
+
+class _Fold:
+    """Folds one expression node whose children are already folded (see `rewrite`)."""
+
+    def __init__(self, mutated: frozenset[str] = frozenset()) -> None:
+        self.changed = False
+        # arrays written into in place: `1.0 * y` must stay a new array, not become `y`,
+        # or the adjoint would hold a reference that a later restore of `y` changes
+        self.mutated = mutated
+
+    def __call__(self, node: cst.CSTNode) -> cst.CSTNode:
+        kind = type(node)
+        if kind is cst.BinaryOperation:
+            node = self.binary(node)
+            if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Multiply):
+                return self.product(node, negate=False)
+            return node
+        if kind is cst.UnaryOperation and isinstance(node.operator, cst.Minus):
+            inner = node.expression
+            if isinstance(inner, cst.UnaryOperation) and isinstance(inner.operator, cst.Minus):
+                self.changed = True
+                return inner.expression
+            if isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Multiply):
+                return self.product(inner, negate=True)
+            if (
+                isinstance(inner, cst.BinaryOperation)
+                and isinstance(inner.operator, cst.Divide)
+                and _takes_a_sign(inner.left)
+            ):
+                # -(a / b) is (-a) / b, so a numeric factor of a absorbs the sign
+                self.changed = True
+                return inner.with_changes(left=self(cst.UnaryOperation(cst.Minus(), inner.left)))
+        elif kind is cst.Call:
+            simpler = _fold_helper(node) or _fold_constant_call(node)
+            if simpler is not None:
+                self.changed = True
+                return simpler
+        return node
+
+    def product(self, node: cst.BinaryOperation, negate: bool) -> cst.BaseExpression:
+        """A product chain with its numbers multiplied into one leading factor and any minus
+        sign absorbed there: ``g * 2 * x * 100.0`` is ``200.0 * g * x``, ``-(g * 2 * x)`` is
+        ``-2 * g * x``, ``2 * (g / (2 * r))`` is ``g / r``. The numbers then cost one scalar
+        operation, not one pass over an array each."""
+        factors: list[tuple[cst.BaseExpression, bool]] = []  # (factor, is a divisor)
+        _flatten_product(node, factors, divisor=False)
+        constant: float | int = -1 if negate else 1
+        others: list[tuple[cst.BaseExpression, bool]] = []
+        for factor, divisor in factors:
+            value = _number(factor)
+            if value is not None and (not divisor or value != 0):
+                constant = constant / value if divisor else constant * value
+            elif isinstance(factor, cst.UnaryOperation) and isinstance(factor.operator, cst.Minus):
+                constant = -constant
+                others.append((factor.expression, divisor))
+            else:
+                others.append((factor, divisor))
+        if _is_canonical(node, factors, others, negate):
+            return node
+        self.changed = True
+        if isinstance(constant, float) and constant.is_integer() and abs(constant) < 1e15:
+            constant = int(constant) if constant in (1.0, -1.0) else constant
+        if not others:
+            return _literal(constant)
+        numerators = [f for f, divisor in others if not divisor]
+        divisors = [f for f, divisor in others if divisor]
+        if numerators and constant == -1:
+            # the sign goes on a factor that is surely a number (an adjoint), never on one that
+            # may be a boolean mask (NumPy refuses -mask); failing that, -1 leads the chain
+            signed = next((i for i, f in enumerate(numerators) if _is_adjoint_name(f)), None)
+            if signed is None:
+                numerators = [_literal(-1), *numerators]
+            else:
+                numerators[signed] = cst.UnaryOperation(cst.Minus(), numerators[signed])
+            result = numerators[0]
+        elif numerators:
+            result = numerators[0]
+            if constant != 1:
+                result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
+        else:
+            result = _literal(constant)
+        for factor in numerators[1:]:
+            result = cst.BinaryOperation(result, cst.Multiply(), factor)
+        for factor in divisors:
+            result = cst.BinaryOperation(result, cst.Divide(), factor)
+        return result
+
+    def binary(self, node: cst.BinaryOperation) -> cst.BaseExpression:
+        left, right = _number(node.left), _number(node.right)
+        op = type(node.operator)
+        if left is not None and right is not None and op in _ARITHMETIC:
+            try:
+                value = _ARITHMETIC[op](left, right)
+            except (ZeroDivisionError, OverflowError):
+                return node
+            if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 1e15:
+                self.changed = True
+                return _literal(value)
+        simpler = _identity(node, op, left, right)
+        if isinstance(simpler, cst.Name) and simpler.value in self.mutated:
+            simpler = None
+        if simpler is not None:
+            self.changed = True
+            return simpler
+        left_node, right_node = node.left, node.right
+        if (
+            op is cst.Add
+            and isinstance(left_node, cst.UnaryOperation)
+            and isinstance(left_node.operator, cst.Minus)
+        ):
+            self.changed = True  # -a + b is b - a
+            return node.with_changes(
+                left=right_node, operator=cst.Subtract(), right=left_node.expression
+            )
+        positive = _without_leading_minus(right_node) if op in (cst.Add, cst.Subtract) else None
+        if positive is not None:
+            self.changed = True  # a + -2 * b is a - 2 * b
+            flipped = cst.Subtract() if op is cst.Add else cst.Add()
+            return node.with_changes(operator=flipped, right=positive)
+        if (
+            op in (cst.Add, cst.Subtract)
+            and isinstance(right_node, cst.UnaryOperation)
+            and isinstance(right_node.operator, cst.Minus)
+        ):
+            self.changed = True  # a + -b is a - b, a - -b is a + b
+            flipped = cst.Subtract() if op is cst.Add else cst.Add()
+            return node.with_changes(operator=flipped, right=right_node.expression)
+        return node
+
+
+def _without_leading_minus(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``2 * b / c`` for ``-2 * b / c``: a product whose first factor is a negative number,
+    negated; None for anything else."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+        expr.operator, (cst.Multiply, cst.Divide)
+    ):
+        inner = _without_leading_minus(expr.left)
+        return None if inner is None else expr.with_changes(left=inner)
+    value = _number(expr)
+    if value is not None and value < 0:
+        return _literal(-value)
+    return None
+
+
+def _takes_a_sign(expr: cst.BaseExpression) -> bool:
+    """A numerator a minus can move into safely (never a comparison, which may be boolean)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return True
+    return _number(expr) is not None or _is_adjoint_name(expr)
+
+
+def _is_adjoint_name(expr: cst.BaseExpression) -> bool:
+    """Names the reverse pass gives adjoints (``dx``, ``_dt3``): always numbers."""
+    return isinstance(expr, cst.Name) and expr.value.startswith(("d", "_d"))
+
+
+def _is_canonical(node, factors, others, negate) -> bool:
+    """Already as `product` would write it: one leading number at most, no signs or
+    divisions inside, a left-leaning chain."""
+    if negate or any(divisor for _, divisor in factors):
+        return False
+    numbers = len(factors) - len(others)
+    if numbers > 1 or (numbers == 1 and _number(factors[0][0]) is None):
+        return False
+    if any(isinstance(f, cst.UnaryOperation) for f, _ in factors):
+        return False
+    return _left_leaning(node)
+
+
+def _left_leaning(node: cst.BaseExpression) -> bool:
+    while isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        right = node.right
+        if isinstance(right, cst.BinaryOperation) and isinstance(
+            right.operator, (cst.Multiply, cst.Divide)
+        ):
+            return False
+        node = node.left
+    return True
+
+
+def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression | None:
+    if op is cst.Multiply:
+        if right == 1:
+            return node.left
+        if left == 1:
+            return node.right
+        if right == -1 and _takes_a_sign(node.left):
+            return cst.UnaryOperation(cst.Minus(), node.left)
+        if left == -1 and _takes_a_sign(node.right):
+            return cst.UnaryOperation(cst.Minus(), node.right)
+    elif op is cst.Add:
+        if right == 0:
+            return node.left
+        if left == 0:
+            return node.right
+    elif op is cst.Subtract and right == 0:
+        return node.left
+    elif op is cst.Divide and right == 1:
+        return node.left
+    elif op is cst.Power and right == 1:
+        return node.left
+    elif op is cst.Power and right == 2 and isinstance(node.left, cst.Name):
+        return cst.BinaryOperation(node.left, cst.Multiply(), node.left)  # cheaper than ** 2
+    return None
+
+
+def _flatten_product(node: cst.BaseExpression, factors: list, divisor: bool) -> None:
+    """The factors of a chain of ``*`` and ``/``, each marked as multiplied or divided."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        _flatten_product(node.left, factors, divisor)
+        _flatten_product(node.right, factors, divisor)
+    elif (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Divide)
+        and not divisor
+    ):
+        _flatten_product(node.left, factors, divisor)
+        denominator: list = []
+        _flatten_product(node.right, denominator, False)
+        numbers = [f for f, _ in denominator if _number(f) is not None]
+        rest = [f for f, _ in denominator if _number(f) is None]
+        factors.extend((f, True) for f in numbers)
+        if rest:
+            joined = rest[0]
+            for f in rest[1:]:
+                joined = cst.BinaryOperation(joined, cst.Multiply(), f)
+            factors.append((joined, True))
+    else:
+        factors.append((node, divisor))
+
+
+_CONSTANTS = {"math.e": math.e, "math.pi": math.pi, "np.e": math.e, "np.pi": math.pi}
+# math functions of numbers give Python floats, so computing them here changes nothing (NumPy's
+# give np.float64, which has methods a Python float lacks: they are left alone)
+_PURE = {
+    "math.log": math.log,
+    "math.exp": math.exp,
+    "math.sqrt": math.sqrt,
+    "math.log2": math.log2,
+    "math.log10": math.log10,
+}
+
+
+def _fold_constant_call(call: cst.Call) -> cst.BaseExpression | None:
+    """``math.log(math.e)``, ``np.log(2.0)``: computed once, here, instead of on every call."""
+    function = _PURE.get(dotted_name(call.func) or "")
+    if function is None or not call.args or any(a.keyword is not None for a in call.args):
+        return None
+    values = []
+    for arg in call.args:
+        value = _number(arg.value)
+        if value is None:
+            value = _CONSTANTS.get(dotted_name(arg.value) or "")
+        if value is None:
+            return None
+        values.append(value)
+    try:
+        result = float(function(*values))
+    except (ValueError, OverflowError, ZeroDivisionError):
+        return None
+    return _literal(result) if math.isfinite(result) else None
+
+
+def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
+    """Runtime helper calls whose static arguments make them the identity."""
+    if not isinstance(call.func, cst.Name) or any(a.keyword is not None for a in call.args):
+        return None
+    args = [a.value for a in call.args]
+    helper = call.func.value
+    if helper in ("unbroadcast", "match_shape") and args:
+        first = args[0]
+        if isinstance(first, cst.UnaryOperation) and isinstance(first.operator, cst.Minus):
+            # linear in its first argument: the sign moves out, where a product can absorb it
+            inner = call.with_changes(
+                args=(call.args[0].with_changes(value=first.expression), *call.args[1:])
+            )
+            return cst.UnaryOperation(cst.Minus(), inner)
+    if helper == "unreduce" and len(args) >= 2:
+        axis_none = len(args) < 3 or is_name(args[2], "None")
+        keepdims = len(args) >= 4 and is_name(args[3], "True")
+        if axis_none or keepdims:
+            return args[0]  # a full reduction's adjoint already broadcasts
+    return None
+
+
+_folded: dict[int, cst.SimpleStatementLine] = {}
+
+
+def _makes_an_alias(before, after, mutated: frozenset[str]) -> bool:
+    """``y = x * 1.0`` folded to ``y = x`` would make `y` another name for `x`'s array: wrong
+    if `y` is written into later (the write would change `x`)."""
+    if not isinstance(after, cst.Assign) or not isinstance(after.value, cst.Name):
+        return False
+    if isinstance(before.value, cst.Name):
+        return False
+    return any(isinstance(t.target, cst.Name) and t.target.value in mutated for t in after.targets)
+
+
+def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
+    if folder is None:
+        mutated = frozenset(name for line in lines for name in usage(line).mutates)
+        folder = _Fold(mutated)
+    out = []
+    for line in lines:
+        if isinstance(line, COMPOUND):
+            line = on_branches(
+                line, lambda block: fold(block, folder)[0], lambda test: rewrite(test, folder)
+            )
+        elif _folded.get(id(line)) is not line:
+            folded = rewrite_statement(line.body[0], folder)
+            if not _makes_an_alias(line.body[0], folded, folder.mutated):
+                line = replace_line(line, folded)
+            if len(_folded) > 4096:
+                _folded.clear()
+            _folded[id(line)] = line
+        out.append(line)
+    return out, folder.changed
