@@ -63,3 +63,14 @@ def tuple_of_slots(x):
         hs[i], cs[i] = cell(h, c, x)
         h, c = hs[i], cs[i]
     return np.sum(hs[2] + cs[1])
+
+
+def stack_machine(x):
+    stack = []
+    for v in x:
+        stack.append(np.sin(v) * 2.0)
+    total = 0.0
+    while len(stack) > 0:
+        top = stack.pop()
+        total = total * 0.5 + top * top
+    return total

@@ -19,6 +19,7 @@ CASES = [
     ("dict_state", (rng.random(3),)),
     ("list_slots", (rng.random(3),)),
     ("tuple_of_slots", (rng.random(3),)),
+    ("stack_machine", (np.array([0.3, -0.7, 1.1, 0.4]),)),
 ]
 
 

@@ -15,7 +15,7 @@ import dataclasses
 import libcst as cst
 
 from .anf import NormalForm
-from .operations import APPEND, COPY, PACK, SETITEM, Classifier, Operation, is_append
+from .operations import APPEND, COPY, PACK, POP, SETITEM, Classifier, Operation, is_append
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +76,7 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
 
 def _check_rule(op: Operation, nf: NormalForm) -> None:
 
-    known = op.user or op.primitive in (COPY, SETITEM, PACK, APPEND)
+    known = op.user or op.primitive in (COPY, SETITEM, PACK, APPEND, POP)
     if known or (op.rule is not None and op.rule.vjp is not None):
         return
     origin = nf.origins.get(op.targets[0])

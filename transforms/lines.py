@@ -55,6 +55,12 @@ def usage(line: cst.SimpleStatementLine) -> Usage:
     kind = type(statement)
     if kind is cst.Assign:
         read_names(statement.value, reads)
+        value = statement.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+            if value.func.attr.value == "pop":  # v = items.pop() changes the list
+                base = base_name(value.func.value)
+                if base is not None:
+                    mutates.append(base)
         for target in statement.targets:
             _targets(target.target, writes, reads, mutates)
     elif kind is cst.AugAssign:

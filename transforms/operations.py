@@ -26,6 +26,7 @@ COPY = object()  # ``a = b``: the adjoint passes through
 SETITEM = object()  # ``y[index] = v``: an in-place write into a local array
 PACK = object()  # ``t = (a, b)``, ``[a, b]``, ``{"k": a}``: a container of values
 APPEND = object()  # ``items.append(v)``: a list growing by one value
+POP = object()  # ``v = items.pop()``: a list giving back its last value
 
 _BINARY = {
     cst.Add: operator.add,
@@ -111,7 +112,7 @@ class Operation:
 
     @property
     def differentiable(self) -> bool:
-        if self.primitive in (COPY, SETITEM, PACK, APPEND):
+        if self.primitive in (COPY, SETITEM, PACK, APPEND, POP):
             return True
         if self.primitive is NO_DERIVATIVE:
             return False
@@ -255,6 +256,8 @@ class Classifier:
         func = call.func
         if isinstance(func, cst.Attribute) and self._is_local(func.value):
             method = func.attr.value
+            if method == "pop" and not positional and not kwargs:
+                return Operation(targets, POP, "list.pop", (func.value,))
             if method == "astype":
                 return self._astype(targets, func.value, positional, kwargs)
             entry = _METHODS.get(method)

@@ -25,7 +25,7 @@ from .activity import Activity
 from .anf import NormalForm, iter_small_statements, name_expr
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, PACK, SETITEM, Operation, is_append, names_in
+from .operations import COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
 from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
@@ -269,6 +269,9 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
         if op.primitive is PACK:
             _differentiate_pack(op, adjoints)
             continue
+        if op.primitive is POP:
+            _differentiate_pop(op, adjoints)
+            continue
         if not op.differentiable:
             continue  # e.g. a constant assigned in one branch of an if: no contribution
         if not any(adjoints.has(t) for t in op.targets if t in context.activity.active):
@@ -321,7 +324,7 @@ def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
         for op in body_ops
         if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
     }
-    written = {op.args[0].value for op in body_ops if op.primitive is SETITEM}
+    written = {op.args[0].value for op in body_ops if op.primitive in (SETITEM, POP)}
     for name in sorted(written & set(adjoints.names)):  # a buffer the loop updates in place
         adjoint = adjoints.names[name]
         if adjoint not in adjoints.owned:
@@ -584,6 +587,28 @@ def _differentiate_append(op: Operation, adjoints: _Adjoints) -> None:
         part = _call("part", cst.Name(adjoints.names[items.value]), last)
         adjoints.contribute(value.value, part, full=False)
     adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
+
+
+def _differentiate_pop(op: Operation, adjoints: _Adjoints) -> None:
+    """``v = items.pop()``: ``dv`` goes to the position ``v`` left (now ``len(items)``), and
+    the adjoint puts ``v`` back, so the list is as it was for earlier adjoints. With append's
+    adjoint, this makes a list used as a stack differentiable, the generated code's own too."""
+    items = op.args[0]
+    target = op.targets[0]
+    if items.value not in adjoints.active:
+        return
+    if adjoints.has(target):
+        if not adjoints.has(items.value):
+            name = adjoints.names[items.value] = adjoints.namer.adjoint(items.value)
+            adjoints.emit(_assign(name, _call("zero_adjoint", items)))
+        dv = cst.Name(adjoints.names[target])
+        where = _call("len", items)
+        adjoints.emit(
+            cst.Expr(_call("accumulate_at", cst.Name(adjoints.names[items.value]), where, dv))
+        )
+    adjoints.emit(
+        cst.Expr(cst.Call(name_expr(f"{items.value}.append"), (cst.Arg(cst.Name(target)),)))
+    )
 
 
 def _differentiate_pack(op: Operation, adjoints: _Adjoints) -> None:

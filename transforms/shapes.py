@@ -145,7 +145,7 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> Shape
         tokens[name] = ("symbol", next(symbols))
     shapes = ShapeTokens(tokens, namespace, array_ndims)
     for _, op in activity.operations:
-        if op.primitive in (SETITEM, APPEND):
+        if op.primitive in (SETITEM, APPEND) or op.name == "list.pop":
             continue  # writing into an array keeps its shape
         token = _result_token(op, shapes)
         for target in op.targets:
