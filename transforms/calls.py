@@ -28,6 +28,7 @@ from s2sgrad.runtime import registry as default_registry
 from . import codegen
 from .optimize import optimize
 from .reverse import reverse_sweeps, without_defaults
+from .reverse_loops import assigned_names
 from .shapes import infer_shapes
 from .walk import _NameReader
 
@@ -146,9 +147,7 @@ def _line(statement) -> cst.SimpleStatementLine:
 
 
 def _assigned(lines) -> set[str]:
-    from .reverse import _assigned_names
-
-    return _assigned_names(lines)
+    return assigned_names(lines)
 
 
 def _parameters(fn: types.FunctionType) -> tuple[str, ...]:

@@ -16,19 +16,28 @@ array only this code refers to, so it may be updated in place), and emits ``unbr
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import libcst as cst
-from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
 from .activity import Activity
-from .anf import NormalForm, iter_small_statements, name_expr
+from .adjoints import (
+    LINE_COMMENT,
+    Adjoints,
+    Context,
+    assign,
+    call,
+    comment_line,
+    index_value,
+    is_basic_index,
+)
+from .anf import NormalForm, name_expr
 from .errors import TransformError
 from .naming import Namer
 from .operations import COPY, PACK, POP, SETITEM, Operation, is_append, names_in
+from .reverse_loops import reverse_loop, with_primal_edits
 from .shapes import ShapeTokens
 from .templates import Template, instantiate, load_template
-from .walk import _NameReader, dotted_name, read_names, rewrite, rewrite_statement
+from .walk import read_names, rewrite, rewrite_statement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,126 +51,6 @@ class ReverseSpec:
     containers: frozenset[str] = frozenset()  # parameters holding dicts, lists or tuples
 
 
-def _call(func: str, *args: cst.BaseExpression) -> cst.Call:
-    return cst.Call(func=name_expr(func), args=tuple(cst.Arg(a) for a in args))
-
-
-def _assign(target: str, value: cst.BaseExpression) -> cst.Assign:
-    return cst.Assign((cst.AssignTarget(cst.Name(target)),), value)
-
-
-class _Adjoints:
-    """The adjoint sweep being built: adjoint names and what is known about each."""
-
-    def __init__(self, namer: Namer, shapes: ShapeTokens, active: frozenset[str]):
-        self.namer = namer
-        self.active = active
-        self.shapes = shapes
-        self.names: dict[str, str] = {}
-        self.full: set[str] = set()
-        self.owned: set[str] = set()
-        self.lines: list[cst.BaseStatement] = []
-        self.pending_comment: str | None = None
-        self.last_line: int | None = None
-
-    def fork(self) -> _Adjoints:
-        """The state for one branch of an ``if``: same knowledge, its own statements."""
-        branch = _Adjoints(self.namer, self.shapes, self.active)
-        branch.names = dict(self.names)
-        branch.full = set(self.full)
-        branch.owned = set(self.owned)
-        return branch
-
-    def join(self, test: cst.BaseExpression, then: _Adjoints, other: _Adjoints) -> None:
-        """Emit ``if test:`` with the two branches' adjoint code, made to agree on names: an
-        adjoint only one branch assigned is ``0.0`` (a lazily broadcast zero) in the other."""
-        for primal in then.names.keys() | other.names.keys():
-            if primal in self.names:
-                continue
-            if primal not in other.names:
-                other.emit(_assign(then.names[primal], cst.Float("0.0")))
-                other.names[primal] = then.names[primal]
-            elif primal not in then.names:
-                then.emit(_assign(other.names[primal], cst.Float("0.0")))
-                then.names[primal] = other.names[primal]
-            elif then.names[primal] != other.names[primal]:
-                other.emit(_assign(then.names[primal], cst.Name(other.names[primal])))
-                other.names[primal] = then.names[primal]
-        self.names = then.names
-        self.full = then.full & other.full
-        self.owned = then.owned & other.owned
-        if not then.lines and not other.lines:
-            return
-        orelse = cst.Else(body=_block(other.lines)) if other.lines else None
-        leading = ()
-        if self.pending_comment is not None:
-            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
-            self.pending_comment = None
-        self.lines.append(
-            cst.If(test=test, body=_block(then.lines), orelse=orelse, leading_lines=leading)
-        )
-
-    def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
-        """A helper call with its shape-only arguments replaced by shape representatives."""
-        if type(node) is not cst.Call:
-            return node
-        spelled = dotted_name(node.func)
-        positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
-        if not positions:
-            return node
-        args = tuple(
-            a.with_changes(value=self.shapes.representative(a.value))
-            if i in positions and a.keyword is None
-            else a
-            for i, a in enumerate(node.args)
-        )
-        return node.with_changes(args=args)
-
-    def emit(self, statement: cst.BaseSmallStatement) -> None:
-        leading = ()
-        if self.pending_comment is not None:
-            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
-            self.pending_comment = None
-        self.lines.append(cst.SimpleStatementLine((statement,), leading_lines=leading))
-
-    def comment(self, text: str) -> None:
-        self.pending_comment = text
-
-    def has(self, primal: str) -> bool:
-        return primal in self.names
-
-    def contribute(
-        self, primal: str, value: cst.BaseExpression, full: bool, fresh: bool = False
-    ) -> None:
-        """Add `value` to the adjoint of `primal` (assigning it if this is the first part)."""
-        if primal not in self.names:
-            name = self.names[primal] = self.namer.adjoint(primal)
-            self.emit(_assign(name, value))
-            if full:
-                self.full.add(name)
-                if fresh:
-                    self.owned.add(name)
-            return
-        name = self.names[primal]
-        if name in self.owned:
-            self.emit(cst.AugAssign(cst.Name(name), cst.AddAssign(), value))
-            return
-        self.emit(_assign(name, cst.BinaryOperation(cst.Name(name), cst.Add(), value)))
-        if full:
-            self.full.add(name)
-        if name in self.full:
-            self.owned.add(name)  # the sum is a new array of the full shape
-
-    def make_full(self, primal: str) -> str:
-        """Ensure the adjoint of `primal` has exactly its shape; return its name."""
-        name = self.names[primal]
-        if name not in self.full and not self.shapes.is_scalar(cst.Name(primal)):
-            shape_of = self.shapes.representative(cst.Name(primal))
-            self.emit(_assign(name, _call("match_shape", cst.Name(name), shape_of)))
-        self.full.add(name)
-        return name
-
-
 @dataclasses.dataclass
 class Sweeps:
     """The two halves of a reverse-mode derivative: the primal sweep (the function's own
@@ -169,7 +58,7 @@ class Sweeps:
 
     primal: list
     adjoint: list
-    adjoints: _Adjoints
+    adjoints: Adjoints
     callees: list  # the splits of user functions the code calls (see transforms/calls.py)
 
 
@@ -205,7 +94,7 @@ def reverse_sweeps(
     splits=None,
 ) -> Sweeps:
     """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
-    adjoints = _Adjoints(namer, shapes, activity.active)
+    adjoints = Adjoints(namer, shapes, activity.active)
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         full = scalar_output and shapes.is_scalar(output)
@@ -218,39 +107,27 @@ def reverse_sweeps(
     reassigned = frozenset(
         name for name, count in counts.items() if count > 1 or name in nf.params
     ) | frozenset(headers)
-    context = _Context(nf, activity, shapes, namer, _line_comments(nf), reassigned, splits)
-    _reverse_block(list(nf.funcdef.body.body), adjoints, context)
-    primal = _with_primal_edits(
+    context = Context(nf, activity, shapes, namer, _line_comments(nf), reassigned, splits)
+    context.reverse_block = reverse_block
+    reverse_block(list(nf.funcdef.body.body), adjoints, context)
+    primal = with_primal_edits(
         [line for line in nf.funcdef.body.body if not _is_return(line)], context.primal_edits
     )
     return Sweeps(primal, list(adjoints.lines), adjoints, context.callees)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Context:
-    nf: NormalForm
-    activity: Activity
-    shapes: ShapeTokens
-    namer: Namer
-    comments: dict[int, str]
-    reassigned: frozenset[str]  # names assigned more than once (joins, loop headers)
-    splits: object = None  # gives the forward/backward pair of a user function
-    primal_edits: dict = dataclasses.field(default_factory=dict)  # id(line) -> (before, line)
-    callees: list = dataclasses.field(default_factory=list)
-
-
-def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
+def reverse_block(lines: list, adjoints: Adjoints, context: Context) -> None:
     """Append the adjoint of the normal-form `lines` (last statement first) to `adjoints`."""
     for line in reversed(lines):
         if isinstance(line, (cst.For, cst.While)):
-            _reverse_for(line, adjoints, context)
+            reverse_loop(line, adjoints, context)
             continue
         if isinstance(line, cst.If):
             then, other = adjoints.fork(), adjoints.fork()
-            _reverse_block(list(line.body.body), then, context)
+            reverse_block(list(line.body.body), then, context)
             if line.orelse is not None:
-                _reverse_block(list(line.orelse.body.body), other, context)
-            _comment_line(adjoints, line, context)
+                reverse_block(list(line.orelse.body.body), other, context)
+            comment_line(adjoints, line, context)
             adjoints.join(line.test, then, other)
             continue
         statement = line.body[0]
@@ -287,309 +164,25 @@ def _reverse_block(lines: list, adjoints: _Adjoints, context: _Context) -> None:
             if target in context.reassigned and adjoints.has(target):
                 # the value before this assignment is another value: its adjoint starts at 0
                 name = adjoints.names[target]
-                adjoints.emit(_assign(name, cst.Float("0.0")))
+                adjoints.emit(assign(name, cst.Float("0.0")))
                 adjoints.full.discard(name)
                 adjoints.owned.discard(name)
 
 
-def _reverse_for(line: cst.For, adjoints: _Adjoints, context: _Context) -> None:
-    """The adjoint of ``for i in r: body``: ``for i in reversed(r):`` running the body's
-    adjoint. Each primal iteration pushes (one tuple, before its back-edge copies) the values
-    of the iteration that the adjoint reads; each adjoint iteration starts by popping them."""
-    if isinstance(line, cst.For):
-        target = line.target.value
-        loop_target = line.target
-        iterated = line.iter
-        if target in context.nf.loop_counts:  # it may break: only the iterations that ran
-            count = cst.Name(context.nf.loop_counts[target])
-            iterated = cst.Subscript(line.iter, (cst.SubscriptElement(cst.Slice(None, count)),))
-        backwards = cst.Call(cst.Name("reversed"), (cst.Arg(iterated),))
-    else:  # while: run as many times as the primal loop counted
-        target = line.test.value
-        loop_target = cst.Name(context.namer.fresh("_"))
-        counted = cst.Name(context.nf.loop_counts[target])
-        backwards = cst.Call(cst.Name("range"), (cst.Arg(counted),))
-    headers = set(context.nf.loop_headers.get(target, ()))
-    body = list(line.body.body)
-    body_ops = [
-        context.activity.operation(s)
-        for s in iter_small_statements(body)
-        if isinstance(s, cst.Assign)
-    ]
-    local = {t for op in body_ops for t in op.targets} - headers
-    reads: list[str] = []
-    line.visit(_NameReader(reads))
-    indexed = {
-        op.args[0].value
-        for op in body_ops
-        if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
-    }
-    written = {op.args[0].value for op in body_ops if op.primitive in (SETITEM, POP)}
-    for name in sorted(written & set(adjoints.names)):  # a buffer the loop updates in place
-        adjoint = adjoints.names[name]
-        if adjoint not in adjoints.owned:
-            adjoints.emit(
-                _assign(adjoint, _call("fresh_adjoint", cst.Name(adjoint), cst.Name(name)))
-            )
-            adjoints.full.add(adjoint)
-            adjoints.owned.add(adjoint)
-    # adjoints that accumulate across iterations exist before the adjoint loop starts
-    for name in dict.fromkeys([*reads, *sorted(headers)]):
-        if name in local or name not in context.activity.active or adjoints.has(name):
-            continue
-        adjoint = adjoints.names[name] = adjoints.namer.adjoint(name)
-        if name in indexed or name in written:
-            adjoints.emit(_assign(adjoint, _call("zero_adjoint", cst.Name(name))))
-            adjoints.full.add(adjoint)
-            adjoints.owned.add(adjoint)
-        else:
-            adjoints.emit(_assign(adjoint, cst.Float("0.0")))
-    inner = adjoints.fork()
-    _reverse_block(body, inner, context)
-    adjoints.full &= inner.full
-    adjoints.owned &= inner.owned
-    if not inner.lines:
-        return
-    primal_body = _with_primal_edits(body, context.primal_edits)
-    assigned = _assigned_names(primal_body)
-    needed_reads: list[str] = []
-    for adjoint_line in inner.lines:
-        adjoint_line.visit(_NameReader(needed_reads))
-    saved = [n for n in dict.fromkeys(needed_reads) if n in assigned and n != target]
-    recomputed = _recomputable(body, target, headers | local, context)
-    prologue = _recompute(saved, recomputed)
-    saved = [n for n in saved if n not in recomputed] + [
-        n for n in _inputs_of(prologue) if n in assigned and n not in recomputed and n != target
-    ]
-    saved = list(dict.fromkeys(saved))
-    before: list[cst.BaseStatement] = []
-    adjoint_body = [cst.SimpleStatementLine((s,)) for s in prologue] + list(inner.lines)
-    if saved:
-        stack = context.namer.fresh("_stack")
-        defined_outside = _assigned_outside(context, local)
-        before.append(cst.SimpleStatementLine((_assign(stack, cst.List(())),)))
-        for name in saved:
-            if name not in defined_outside:  # unbound before the first iteration's push
-                before.append(cst.SimpleStatementLine((_assign(name, cst.Name("None")),)))
-        shape_only = _read_only_for_shape(saved, adjoint_body)
-        pushed = cst.Tuple(
-            tuple(
-                cst.Element(_call("np.shape", cst.Name(n)) if n in shape_only else cst.Name(n))
-                for n in saved
-            )
-        )
-        values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
-        push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(pushed),)))
-        primal_body = _push_at_path_ends(primal_body, headers, push)
-        pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))
-        adjoint_body.insert(0, cst.SimpleStatementLine((pop,)))
-    context.primal_edits[id(line)] = (before, line.with_changes(body=_block(primal_body)))
-    _comment_line(adjoints, line, context)
-    leading = ()
-    if adjoints.pending_comment is not None:
-        leading = (cst.EmptyLine(comment=cst.Comment(adjoints.pending_comment)),)
-        adjoints.pending_comment = None
-    adjoints.lines.append(
-        cst.For(
-            target=loop_target,
-            iter=backwards,
-            body=_block(adjoint_body),
-            leading_lines=leading,
-        )
-    )
-
-
-# helpers whose shape-only arguments may be given as a shape tuple (they read it with _shape)
-_TAKES_SHAPES = frozenset({"unbroadcast", "unreduce", "reduced_count", "match_shape"})
-
-
-def _read_only_for_shape(names: list[str], lines: list) -> set[str]:
-    """Those of `names` that `lines` read only as shape-only helper arguments: a loop pushes
-    their shapes instead of their values, so the adjoint keeps less memory alive."""
-    all_reads: list[str] = []
-    shape_reads: list[str] = []
-
-    class _Reads(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            helper = dotted_name(node.func)
-            positions = SHAPE_ONLY_ARGUMENTS.get(helper, ()) if helper in _TAKES_SHAPES else ()
-            for i, arg in enumerate(node.args):
-                if i in positions and isinstance(arg.value, cst.Name):
-                    shape_reads.append(arg.value.value)
-
-    for line in lines:
-        line.visit(_NameReader(all_reads))
-        line.visit(_Reads())
-    counts = {n: all_reads.count(n) for n in names}
-    return {n for n in names if counts[n] and shape_reads.count(n) == counts[n]}
-
-
-def _recomputable(body: list, target: str, changing: set[str], context: _Context) -> dict:
-    """Statements at the top of a loop body that the adjoint can run again more cheaply than
-    it can push and pop their values: element reads by basic indices and arithmetic on
-    numbers, from the loop index and values the loop does not change."""
-    found: dict[str, cst.Assign] = {}
-    for line in body:
-        if not isinstance(line, cst.SimpleStatementLine):
-            continue
-        statement = line.body[0]
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
-            continue
-        name_node = statement.targets[0].target
-        if not isinstance(name_node, cst.Name):
-            continue
-        name = name_node.value
-        value = statement.value
-        inputs = read_names(value, [])
-        usable = all(n == target or n in found or n not in changing for n in inputs)
-        cheap = (
-            isinstance(value, cst.Subscript) and _is_basic_index(value.slice, context.shapes)
-        ) or (
-            isinstance(value, (cst.BinaryOperation, cst.UnaryOperation))
-            and context.shapes.is_scalar(name_node)
-        )
-        if usable and cheap and name not in context.reassigned:
-            found[name] = statement
-    return found
-
-
-def _recompute(names: list[str], recomputable: dict) -> list[cst.Assign]:
-    """The statements recomputing `names` (and what they need), in their original order."""
-    wanted: set[str] = set()
-    pending = [n for n in names if n in recomputable]
-    while pending:
-        name = pending.pop()
-        if name in wanted:
-            continue
-        wanted.add(name)
-        pending += [n for n in read_names(recomputable[name].value, []) if n in recomputable]
-    return [statement for name, statement in recomputable.items() if name in wanted]
-
-
-def _inputs_of(statements: list) -> list[str]:
-    names: list[str] = []
-    for statement in statements:
-        read_names(statement.value, names)
-    return names
-
-
-def _assigned_names(lines) -> set[str]:
-    names: set[str] = set()
-    for statement in iter_small_statements(lines):
-        if isinstance(statement, cst.Assign):
-            for target in statement.targets:
-                names.update(names_in(target.target))
-    for line in lines:
-        if isinstance(line, (cst.For, cst.While)):
-            if isinstance(line, cst.For):
-                names.add(line.target.value)
-            names |= _assigned_names(line.body.body)
-        elif isinstance(line, cst.If):
-            names |= _assigned_names(line.body.body)
-            if line.orelse is not None:
-                names |= _assigned_names(line.orelse.body.body)
-    return names
-
-
-def _assigned_outside(context: _Context, local: set[str]) -> set[str]:
-    names = set(context.nf.params)
-    for _, op in context.activity.operations:
-        names.update(t for t in op.targets if t not in local)
-    return names
-
-
-def _insert_before_back_edge(lines: list, headers: set[str], statement) -> list:
-    """`lines` with `statement` before the trailing copies to loop header names."""
-    position = len(lines)
-    while position > 0:
-        line = lines[position - 1]
-        if not (
-            isinstance(line, cst.SimpleStatementLine)
-            and isinstance(line.body[0], cst.Assign)
-            and isinstance(line.body[0].targets[0].target, cst.Name)
-            and line.body[0].targets[0].target.value in headers
-        ):
-            break
-        position -= 1
-    return [*lines[:position], cst.SimpleStatementLine((statement,)), *lines[position:]]
-
-
-def _push_at_path_ends(lines: list, headers: set[str], push) -> list:
-    """`push` at the end of every path through a loop body (normal, continue or break),
-    before the path's copies to the header names (which overwrite values it pushes)."""
-    lines = [line for line in lines if not _is_pass(line)]
-    if lines and isinstance(lines[-1], cst.If):
-        line = lines[-1]
-        body = _push_at_path_ends(list(line.body.body), headers, push)
-        line = line.with_changes(body=line.body.with_changes(body=tuple(body)))
-        if line.orelse is not None:
-            other = _push_at_path_ends(list(line.orelse.body.body), headers, push)
-            block = line.orelse.body.with_changes(body=tuple(other))
-            line = line.with_changes(orelse=line.orelse.with_changes(body=block))
-        else:  # no else: the path that skips the if ends after it
-            line = line.with_changes(
-                orelse=cst.Else(body=_block([cst.SimpleStatementLine((push,))]))
-            )
-        return [*lines[:-1], line]
-    if lines and _is_break(lines[-1]):
-        return [*_insert_before_back_edge(lines[:-1], headers, push), lines[-1]]
-    return _insert_before_back_edge(lines, headers, push)
-
-
-def _is_pass(line) -> bool:
-    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Pass)
-
-
-def _is_break(line) -> bool:
-    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Break)
-
-
-def _with_primal_edits(lines: list, edits: dict) -> list:
-    """The primal lines with each loop replaced by its edited form (pushes) and preceded by
-    its set-up statements (the stack, initial values)."""
-    result = []
-    for line in lines:
-        if isinstance(line, cst.SimpleStatementLine) and id(line) in edits:
-            before, edited = edits[id(line)]
-            result.extend(before)
-            result.append(edited)
-        elif isinstance(line, (cst.For, cst.While)) and id(line) in edits:
-            before, edited = edits[id(line)]
-            result.extend(before)
-            result.append(edited)
-        elif isinstance(line, (cst.For, cst.While)):
-            inner = tuple(_with_primal_edits(list(line.body.body), edits))
-            result.append(line.with_changes(body=line.body.with_changes(body=inner)))
-        elif isinstance(line, cst.If):
-            inner = tuple(_with_primal_edits(list(line.body.body), edits))
-            body = line.body.with_changes(body=inner)
-            orelse = line.orelse
-            if orelse is not None:
-                orelse = orelse.with_changes(
-                    body=orelse.body.with_changes(
-                        body=tuple(_with_primal_edits(list(orelse.body.body), edits))
-                    )
-                )
-            result.append(line.with_changes(body=body, orelse=orelse))
-        else:
-            result.append(line)
-    return result
-
-
-def _differentiate_append(op: Operation, adjoints: _Adjoints) -> None:
+def _differentiate_append(op: Operation, adjoints: Adjoints) -> None:
     """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, then the
     adjoint pops it, so earlier appends find their own position at the end of the list."""
     items, value = op.args
     if not adjoints.has(items.value):
         return
-    last = cst.BinaryOperation(_call("len", items), cst.Subtract(), cst.Integer("1"))
+    last = cst.BinaryOperation(call("len", items), cst.Subtract(), cst.Integer("1"))
     if isinstance(value, cst.Name) and value.value in adjoints.active:
-        part = _call("part", cst.Name(adjoints.names[items.value]), last)
+        part = call("part", cst.Name(adjoints.names[items.value]), last)
         adjoints.contribute(value.value, part, full=False)
     adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
 
 
-def _differentiate_pop(op: Operation, adjoints: _Adjoints) -> None:
+def _differentiate_pop(op: Operation, adjoints: Adjoints) -> None:
     """``v = items.pop()``: ``dv`` goes to the position ``v`` left (now ``len(items)``), and
     the adjoint puts ``v`` back, so the list is as it was for earlier adjoints. With append's
     adjoint, this makes a list used as a stack differentiable, the generated code's own too."""
@@ -600,18 +193,18 @@ def _differentiate_pop(op: Operation, adjoints: _Adjoints) -> None:
     if adjoints.has(target):
         if not adjoints.has(items.value):
             name = adjoints.names[items.value] = adjoints.namer.adjoint(items.value)
-            adjoints.emit(_assign(name, _call("zero_adjoint", items)))
+            adjoints.emit(assign(name, call("zero_adjoint", items)))
         dv = cst.Name(adjoints.names[target])
-        where = _call("len", items)
+        where = call("len", items)
         adjoints.emit(
-            cst.Expr(_call("accumulate_at", cst.Name(adjoints.names[items.value]), where, dv))
+            cst.Expr(call("accumulate_at", cst.Name(adjoints.names[items.value]), where, dv))
         )
     adjoints.emit(
         cst.Expr(cst.Call(name_expr(f"{items.value}.append"), (cst.Arg(cst.Name(target)),)))
     )
 
 
-def _differentiate_pack(op: Operation, adjoints: _Adjoints) -> None:
+def _differentiate_pack(op: Operation, adjoints: Adjoints) -> None:
     """``t = (a, b)`` or ``{"k": a}``: each element gets its part of ``dt``."""
     target = op.targets[0]
     if not adjoints.has(target):
@@ -620,10 +213,10 @@ def _differentiate_pack(op: Operation, adjoints: _Adjoints) -> None:
     for position, element in enumerate(op.args):
         if isinstance(element, cst.Name) and element.value in adjoints.active:
             key = op.kwargs[str(position)]
-            adjoints.contribute(element.value, _call("part", dt, key), full=False)
+            adjoints.contribute(element.value, call("part", dt, key), full=False)
 
 
-def _differentiate_user_call(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:
+def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
     """``z = g(a, b)`` with `g` a user function: the primal calls ``g``'s generated forward
     half, which also returns what its backward half needs; the adjoint calls the backward half
     with that and ``dz``, and gets one adjoint per parameter of ``g``."""
@@ -634,19 +227,19 @@ def _differentiate_user_call(op: Operation, line, adjoints: _Adjoints, context: 
     if split not in context.callees:
         context.callees.append(split)
     saved = context.namer.temp()
-    call = line.body[0].value
+    original = line.body[0].value
     forward = cst.Assign(
         (
             cst.AssignTarget(
                 cst.Tuple((cst.Element(cst.Name(target)), cst.Element(cst.Name(saved))))
             ),
         ),
-        call.with_changes(func=cst.Name(split.forward)),
+        original.with_changes(func=cst.Name(split.forward)),
     )
     context.primal_edits[id(line)] = ([], line.with_changes(body=(forward,)))
     grads = context.namer.temp()
     dz = cst.Name(adjoints.names[target])
-    adjoints.emit(_assign(grads, _call(split.backward, cst.Name(saved), dz)))
+    adjoints.emit(assign(grads, call(split.backward, cst.Name(saved), dz)))
     bound = list(zip(split.params, op.args, strict=False))
     bound += [(key, value) for key, value in op.kwargs.items()]
     for param, arg in bound:
@@ -656,53 +249,39 @@ def _differentiate_user_call(op: Operation, line, adjoints: _Adjoints, context: 
             adjoints.contribute(arg.value, part, full=False)
 
 
-def _differentiate_item_write(op: Operation, line, adjoints: _Adjoints, context: _Context) -> None:
+def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
     """``y[index] = v``: the primal saves the slots first; the adjoint gives ``v`` the adjoint
     of the slots, zeroes it (their old values were overwritten) and puts the old values back,
     so the adjoints of earlier statements read ``y`` as it was when they ran."""
     array, value = op.args
     saved = context.namer.temp()
     save = cst.SimpleStatementLine(
-        (_assign(saved, _call("saved_slot", array, index_value(op.index))),)
+        (assign(saved, call("saved_slot", array, index_value(op.index))),)
     )
     context.primal_edits[id(line)] = ([save], line)
     if array.value in adjoints.names:
         name = adjoints.names[array.value]
         if name not in adjoints.owned:
-            adjoints.emit(_assign(name, _call("fresh_adjoint", cst.Name(name), array)))
+            adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), array)))
             adjoints.full.add(name)
             adjoints.owned.add(name)
         slots = cst.Subscript(cst.Name(name), op.index)
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
-            contribution = _call("saved_slot", cst.Name(name), index_value(op.index))
+            contribution = call("saved_slot", cst.Name(name), index_value(op.index))
             if not context.shapes.is_scalar(value):
-                contribution = _call("unbroadcast", contribution, value)
+                contribution = call("unbroadcast", contribution, value)
             adjoints.contribute(value.value, contribution, full=True)
         adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
     restore = cst.Subscript(array, op.index)
     adjoints.emit(cst.Assign((cst.AssignTarget(restore),), cst.Name(saved)))
 
 
-def _comment_line(adjoints: _Adjoints, line: cst.If, context: _Context) -> None:
-    for empty in line.leading_lines:
-        match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
-        if match:
-            adjoints.comment(f"# adjoint of line {match.group(1)}: {match.group(2)}")
-            adjoints.last_line = int(match.group(1))
-
-
 def _is_return(line) -> bool:
     return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Return)
 
 
-def _block(lines: list) -> cst.IndentedBlock:
-    return cst.IndentedBlock(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
-
-
-def _differentiate(
-    op: Operation, adjoints: _Adjoints, shapes, nf: NormalForm, namer: Namer
-) -> None:
+def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, namer: Namer) -> None:
     if op.primitive is COPY:
         g = cst.Name(adjoints.names[op.targets[0]])
         adjoints.contribute(op.args[0].value, g, full=g.value in adjoints.full)
@@ -776,22 +355,22 @@ def _result(op: Operation, nf: NormalForm) -> tuple[str, cst.BaseExpression]:
     return op.targets[index], cst.Tuple(elements)
 
 
-def _emit_instance(instance, adjoints: _Adjoints) -> None:
+def _emit_instance(instance, adjoints: Adjoints) -> None:
     for statement in instance.statements:
         adjoints.emit(rewrite_statement(statement, adjoints.shape_only))
 
 
-def _active_names(expr: cst.BaseExpression, adjoints: _Adjoints, op: Operation) -> bool:
+def _active_names(expr: cst.BaseExpression, adjoints: Adjoints, op: Operation) -> bool:
     return any(name in adjoints.active for name in names_in(expr))
 
 
 def _contribute(
-    arg, contribution, op: Operation, adjoints: _Adjoints, shapes: ShapeTokens, g
+    arg, contribution, op: Operation, adjoints: Adjoints, shapes: ShapeTokens, g
 ) -> None:
     if isinstance(arg, (cst.List, cst.Tuple)):
         # a sequence argument (np.concatenate([a, b])): its contribution is a sequence too
         parts = adjoints.namer.temp()
-        adjoints.emit(_assign(parts, contribution))
+        adjoints.emit(assign(parts, contribution))
         for k, element in enumerate(arg.elements):
             item = cst.Subscript(
                 cst.Name(parts), (cst.SubscriptElement(cst.Index(cst.Integer(str(k)))),)
@@ -820,7 +399,7 @@ def _contribute(
                     if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
                 ]
             )
-            contribution = _call("unbroadcast", contribution, shapes.representative(arg), *others)
+            contribution = call("unbroadcast", contribution, shapes.representative(arg), *others)
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction
@@ -831,7 +410,7 @@ def _is_literal_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def _differentiate_index(op: Operation, adjoints: _Adjoints, shapes: ShapeTokens) -> None:
+def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens) -> None:
     source = op.args[0]
     if not isinstance(source, cst.Name) or source.value not in adjoints.active:
         return
@@ -839,57 +418,19 @@ def _differentiate_index(op: Operation, adjoints: _Adjoints, shapes: ShapeTokens
     primal = source.value
     if not adjoints.has(primal):
         name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
-        adjoints.emit(_assign(name, _call("zero_adjoint", source)))
+        adjoints.emit(assign(name, call("zero_adjoint", source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
     name = adjoints.names[primal]
     if name not in adjoints.owned:
-        adjoints.emit(_assign(name, _call("fresh_adjoint", cst.Name(name), source)))
+        adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
-    if _is_basic_index(op.index, shapes):
+    if is_basic_index(op.index, shapes):
         sliced = cst.Subscript(cst.Name(name), op.index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
-        adjoints.emit(cst.Expr(_call("accumulate_at", cst.Name(name), index_value(op.index), g)))
-
-
-def _is_basic_index(elements, shapes: ShapeTokens) -> bool:
-    """Slices, integers and numbers only: each element is picked at most once, so the
-    adjoint can be added in place with ``dx[index] += g``."""
-    for element in elements:
-        inner = element.slice
-        if isinstance(inner, cst.Slice) or shapes.is_integer_index(element):
-            continue
-        value = inner.value
-        if isinstance(value, cst.Integer) or (
-            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
-        ):
-            continue
-        if isinstance(value, cst.Name) and value.value == "None":
-            continue
-        if isinstance(value, cst.Ellipsis):
-            continue
-        return False
-    return True
-
-
-def index_value(elements) -> cst.BaseExpression:
-    """Subscript elements (``1:, i``) as a value (``(slice(1, None), i)``)."""
-    values = []
-    for element in elements:
-        inner = element.slice
-        if isinstance(inner, cst.Index):
-            values.append(inner.value)
-        else:
-            bounds = [
-                b if b is not None else cst.Name("None")
-                for b in (inner.lower, inner.upper, inner.step)
-            ]
-            values.append(_call("slice", *bounds))
-    if len(values) == 1:
-        return values[0]
-    return cst.Tuple(tuple(cst.Element(v) for v in values))
+        adjoints.emit(cst.Expr(call("accumulate_at", cst.Name(name), index_value(op.index), g)))
 
 
 def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.BaseExpression]:
@@ -923,28 +464,25 @@ def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.Ba
 
 
 def _gradients(
-    spec: ReverseSpec, adjoints: _Adjoints, output: cst.BaseExpression
+    spec: ReverseSpec, adjoints: Adjoints, output: cst.BaseExpression
 ) -> cst.BaseExpression:
     grads = []
     for name in spec.wrt:
         if name in spec.containers:  # the gradient has the argument's structure
             adjoint = cst.Name(adjoints.names[name]) if adjoints.has(name) else cst.Float("0.0")
-            grads.append(_call("as_structure", adjoint, cst.Name(name)))
+            grads.append(call("as_structure", adjoint, cst.Name(name)))
         elif adjoints.has(name):
             adjoint = adjoints.names[name]
             if adjoint in adjoints.full or adjoints.shapes.is_scalar(cst.Name(name)):
                 grads.append(cst.Name(adjoint))
             else:
-                grads.append(_call("match_shape", cst.Name(adjoint), cst.Name(name)))
+                grads.append(call("match_shape", cst.Name(adjoint), cst.Name(name)))
         else:
-            grads.append(_call("zero_adjoint", cst.Name(name)))
+            grads.append(call("zero_adjoint", cst.Name(name)))
     result = cst.Tuple(tuple(cst.Element(g) for g in grads)) if spec.wrt_is_tuple else grads[0]
     if spec.with_value:
         return cst.Tuple((cst.Element(output), cst.Element(result)))
     return result
-
-
-_LINE_COMMENT = re.compile(r"# line (\d+): (.*)")
 
 
 def _line_comments(nf: NormalForm) -> dict[int, str]:
@@ -953,7 +491,7 @@ def _line_comments(nf: NormalForm) -> dict[int, str]:
     def scan(lines) -> None:
         for line in lines:
             for empty in line.leading_lines:
-                match = _LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
+                match = LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
                 if match:
                     comments[int(match.group(1))] = match.group(2)
             if isinstance(line, cst.If):

@@ -1,0 +1,207 @@
+"""The adjoint sweep under construction, and the small builders the reverse passes share.
+
+`Adjoints` knows, for every primal value that has an adjoint yet, its name and whether it is
+*full* (exactly its primal's shape) or *owned* (a fresh array only this code refers to, so it
+may be updated in place). `Context` is what the reverse passes of one function share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import libcst as cst
+from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
+
+from .activity import Activity
+from .anf import NormalForm, name_expr
+from .naming import Namer
+from .shapes import ShapeTokens
+from .walk import dotted_name
+
+
+def call(func: str, *args: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=name_expr(func), args=tuple(cst.Arg(a) for a in args))
+
+
+def assign(target: str, value: cst.BaseExpression) -> cst.Assign:
+    return cst.Assign((cst.AssignTarget(cst.Name(target)),), value)
+
+
+class Adjoints:
+    """The adjoint sweep being built: adjoint names and what is known about each."""
+
+    def __init__(self, namer: Namer, shapes: ShapeTokens, active: frozenset[str]):
+        self.namer = namer
+        self.active = active
+        self.shapes = shapes
+        self.names: dict[str, str] = {}
+        self.full: set[str] = set()
+        self.owned: set[str] = set()
+        self.lines: list[cst.BaseStatement] = []
+        self.pending_comment: str | None = None
+        self.last_line: int | None = None
+
+    def fork(self) -> Adjoints:
+        """The state for one branch of an ``if``: same knowledge, its own statements."""
+        branch = Adjoints(self.namer, self.shapes, self.active)
+        branch.names = dict(self.names)
+        branch.full = set(self.full)
+        branch.owned = set(self.owned)
+        return branch
+
+    def join(self, test: cst.BaseExpression, then: Adjoints, other: Adjoints) -> None:
+        """Emit ``if test:`` with the two branches' adjoint code, made to agree on names: an
+        adjoint only one branch assigned is ``0.0`` (a lazily broadcast zero) in the other."""
+        for primal in then.names.keys() | other.names.keys():
+            if primal in self.names:
+                continue
+            if primal not in other.names:
+                other.emit(assign(then.names[primal], cst.Float("0.0")))
+                other.names[primal] = then.names[primal]
+            elif primal not in then.names:
+                then.emit(assign(other.names[primal], cst.Float("0.0")))
+                then.names[primal] = other.names[primal]
+            elif then.names[primal] != other.names[primal]:
+                other.emit(assign(then.names[primal], cst.Name(other.names[primal])))
+                other.names[primal] = then.names[primal]
+        self.names = then.names
+        self.full = then.full & other.full
+        self.owned = then.owned & other.owned
+        if not then.lines and not other.lines:
+            return
+        orelse = cst.Else(body=block(other.lines)) if other.lines else None
+        leading = ()
+        if self.pending_comment is not None:
+            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
+            self.pending_comment = None
+        self.lines.append(
+            cst.If(test=test, body=block(then.lines), orelse=orelse, leading_lines=leading)
+        )
+
+    def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
+        """A helper call with its shape-only arguments replaced by shape representatives."""
+        if type(node) is not cst.Call:
+            return node
+        spelled = dotted_name(node.func)
+        positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
+        if not positions:
+            return node
+        args = tuple(
+            a.with_changes(value=self.shapes.representative(a.value))
+            if i in positions and a.keyword is None
+            else a
+            for i, a in enumerate(node.args)
+        )
+        return node.with_changes(args=args)
+
+    def emit(self, statement: cst.BaseSmallStatement) -> None:
+        leading = ()
+        if self.pending_comment is not None:
+            leading = (cst.EmptyLine(comment=cst.Comment(self.pending_comment)),)
+            self.pending_comment = None
+        self.lines.append(cst.SimpleStatementLine((statement,), leading_lines=leading))
+
+    def comment(self, text: str) -> None:
+        self.pending_comment = text
+
+    def has(self, primal: str) -> bool:
+        return primal in self.names
+
+    def contribute(
+        self, primal: str, value: cst.BaseExpression, full: bool, fresh: bool = False
+    ) -> None:
+        """Add `value` to the adjoint of `primal` (assigning it if this is the first part)."""
+        if primal not in self.names:
+            name = self.names[primal] = self.namer.adjoint(primal)
+            self.emit(assign(name, value))
+            if full:
+                self.full.add(name)
+                if fresh:
+                    self.owned.add(name)
+            return
+        name = self.names[primal]
+        if name in self.owned:
+            self.emit(cst.AugAssign(cst.Name(name), cst.AddAssign(), value))
+            return
+        self.emit(assign(name, cst.BinaryOperation(cst.Name(name), cst.Add(), value)))
+        if full:
+            self.full.add(name)
+        if name in self.full:
+            self.owned.add(name)  # the sum is a new array of the full shape
+
+    def make_full(self, primal: str) -> str:
+        """Ensure the adjoint of `primal` has exactly its shape; return its name."""
+        name = self.names[primal]
+        if name not in self.full and not self.shapes.is_scalar(cst.Name(primal)):
+            shape_of = self.shapes.representative(cst.Name(primal))
+            self.emit(assign(name, call("match_shape", cst.Name(name), shape_of)))
+        self.full.add(name)
+        return name
+
+
+@dataclasses.dataclass
+class Context:
+    nf: NormalForm
+    activity: Activity
+    shapes: ShapeTokens
+    namer: Namer
+    comments: dict[int, str]
+    reassigned: frozenset[str]  # names assigned more than once (joins, loop headers)
+    splits: object = None  # gives the forward/backward pair of a user function
+    primal_edits: dict = dataclasses.field(default_factory=dict)  # id(line) -> (before, line)
+    callees: list = dataclasses.field(default_factory=list)
+    reverse_block: object = None  # reverse.reverse_block, for the blocks inside loops
+
+
+def block(lines: list) -> cst.IndentedBlock:
+    return cst.IndentedBlock(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
+
+
+def comment_line(adjoints: Adjoints, line: cst.If, context: Context) -> None:
+    for empty in line.leading_lines:
+        match = LINE_COMMENT.fullmatch(empty.comment.value) if empty.comment else None
+        if match:
+            adjoints.comment(f"# adjoint of line {match.group(1)}: {match.group(2)}")
+            adjoints.last_line = int(match.group(1))
+
+
+LINE_COMMENT = re.compile(r"# line (\d+): (.*)")
+
+
+def is_basic_index(elements, shapes: ShapeTokens) -> bool:
+    """Slices, integers and numbers only: each element is picked at most once, so the
+    adjoint can be added in place with ``dx[index] += g``."""
+    for element in elements:
+        inner = element.slice
+        if isinstance(inner, cst.Slice) or shapes.is_integer_index(element):
+            continue
+        value = inner.value
+        if isinstance(value, cst.Integer) or (
+            isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer)
+        ):
+            continue
+        if isinstance(value, cst.Name) and value.value == "None":
+            continue
+        if isinstance(value, cst.Ellipsis):
+            continue
+        return False
+    return True
+
+
+def index_value(elements) -> cst.BaseExpression:
+    """Subscript elements (``1:, i``) as a value (``(slice(1, None), i)``)."""
+    values = []
+    for element in elements:
+        inner = element.slice
+        if isinstance(inner, cst.Index):
+            values.append(inner.value)
+        else:
+            bounds = [
+                b if b is not None else cst.Name("None")
+                for b in (inner.lower, inner.upper, inner.step)
+            ]
+            values.append(call("slice", *bounds))
+    if len(values) == 1:
+        return values[0]
+    return cst.Tuple(tuple(cst.Element(v) for v in values))
