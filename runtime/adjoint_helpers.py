@@ -83,8 +83,11 @@ def unbroadcast(g, x, *operands):
     out = g
     if summed:
         out = np.sum(np.reshape(g, gpad), axis=summed, keepdims=True)
-        if out.ndim > len(shape):  # the leading axes x lacks have length 1 by now
-            out = out.reshape(out.shape[out.ndim - len(shape) :])
+    extra = np.ndim(out) - len(shape)
+    if extra > 0:  # the leading axes x lacks have length 1 by now
+        out = np.reshape(out, np.shape(out)[extra:])
+        if not shape:
+            out = out[()]  # a number for a number
     return out * count if count != 1 else out
 
 

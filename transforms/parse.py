@@ -94,11 +94,13 @@ def parse_function(fn: object) -> ParsedFunction:
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(fn).__name__} {getattr(fn, '__name__', fn)!r}"
         )
-    return _parse_code(fn.__code__)
+    code = fn.__code__
+    # code objects of identical functions in two files compare equal: the file is in the key
+    return _parse_code(code, code.co_filename, code.co_firstlineno)
 
 
 @functools.lru_cache(maxsize=512)
-def _parse_code(code: types.CodeType) -> ParsedFunction:
+def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedFunction:
     name = code.co_name
     try:
         lines, first_line = source_lines(code)
