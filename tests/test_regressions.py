@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-import regression_programs as rp
+import random_regressions as rp
 from numerical import numerical_gradient
 
 import s2sgrad as sg
