@@ -12,6 +12,8 @@ from .array_helpers import __all__ as _array_all
 from .containers import *  # noqa: F403
 from .containers import __all__ as _container_all
 from .registry import Registry, Rule, qualified_name, registry
+from .tangent_helpers import *  # noqa: F403
+from .tangent_helpers import __all__ as _tangent_all
 
 __all__ = [
     "Registry",
@@ -22,4 +24,5 @@ __all__ = [
     *_adjoint_all,
     *_array_all,
     *_container_all,
+    *_tangent_all,
 ]

@@ -60,6 +60,13 @@ class Rule:
         output: for primitives returning a tuple, the index of the one component that carries
             a gradient; ``g`` is that component's adjoint and ``ans`` the whole tuple
             (``np.linalg.slogdet``: 1, the log-determinant).
+        linear: positions of the arguments in which the primitive is linear (jointly
+            multilinear when several: ``matmul`` is linear in each of its two). Its forward
+            rule is derived: the call itself with one argument replaced by its tangent, summed
+            over the arguments that have one.
+        batched_jvp: for a linear primitive whose arguments name axes or shapes, the forward
+            rule for tangents with a leading batch axis (a Jacobian's directions). Without
+            one, a batched sweep maps the primitive over the directions.
     """
 
     primitive: Callable
@@ -70,6 +77,18 @@ class Rule:
     elementwise: bool = False
     reduction: bool = False
     output: int | None = None
+    linear: tuple[int, ...] | None = None
+    batched_jvp: Callable | None = None
+
+    @property
+    def has_forward_rule(self) -> bool:
+        """A forward rule exists: written, derived from linearity, or from an elementwise
+        reverse rule (a diagonal map is its own transpose)."""
+        return (
+            self.jvp is not None
+            or self.linear is not None
+            or (self.elementwise and self.vjp is not None)
+        )
 
 
 def qualified_name(fn: object) -> str:
@@ -159,6 +178,30 @@ class Registry:
         rule = dataclasses.replace(base, jvp=template, differentiable=True)
         self._store(rule, warn=warn and old is not None and old.jvp is not None)
 
+    def register_linear(self, primitive: Callable, positions: tuple[int, ...] = (0,)) -> None:
+        """Mark `primitive` as linear in the arguments at `positions` (see `Rule.linear`)."""
+        old = self.lookup(primitive)
+        base = old if old is not None else Rule(primitive, qualified_name(primitive))
+        self._store(dataclasses.replace(base, linear=tuple(positions)), warn=False)
+
+    def linear(self, *primitives: Callable, positions: tuple[int, ...] = (0,)) -> None:
+        """Mark each of `primitives` linear in the arguments at `positions`."""
+        for primitive in primitives:
+            self.register_linear(primitive, positions)
+
+    def batched(self, *primitives: Callable):
+        """Decorator: the batched forward rule of each of the linear `primitives`."""
+
+        def decorate(template: Callable) -> Callable:
+            _check_template(template, "jvp")
+            for primitive in primitives:
+                old = self.lookup(primitive)
+                base = old if old is not None else Rule(primitive, qualified_name(primitive))
+                self._store(dataclasses.replace(base, batched_jvp=template), warn=False)
+            return template
+
+        return decorate
+
     def register_nondiff(self, primitives: Iterable[Callable]) -> None:
         """Mark callables whose results carry no derivative (floor, argmax, comparisons, ...)."""
         for primitive in primitives:
@@ -174,6 +217,16 @@ class Registry:
         return other
 
     # -- decorators used by runtime/rules/ ------------------------------------------------------
+    def jvp(self, *primitives: Callable):
+        """Decorator: register the decorated template as the JVP of each of `primitives`."""
+
+        def decorate(template: Callable) -> Callable:
+            for primitive in primitives:
+                self.register_jvp(primitive, template, warn=False)
+            return template
+
+        return decorate
+
     def vjp(
         self,
         *primitives: Callable,

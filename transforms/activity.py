@@ -39,7 +39,9 @@ class Activity:
         return isinstance(expr, cst.Name) and expr.value in self.active
 
 
-def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...]) -> Activity:
+def analyze_activity(
+    nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...], mode: str = "reverse"
+) -> Activity:
     """Find the active values of `nf` for derivatives with respect to `wrt`.
 
     Raises:
@@ -69,16 +71,18 @@ def analyze_activity(nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...
     active = frozenset(varied & useful)
     for _, op in operations:
         if op.differentiable and any(t in active for t in op.targets):
-            _check_rule(op, nf)
+            _check_rule(op, nf, mode)
     by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
     return Activity(operations=operations, active=active, by_statement=by_statement)
 
 
-def _check_rule(op: Operation, nf: NormalForm) -> None:
-
-    known = op.user or op.primitive in (COPY, SETITEM, PACK, APPEND, POP)
-    if known or (op.rule is not None and op.rule.vjp is not None):
+def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:
+    known = op.user or op.primitive in (COPY, SETITEM, PACK, APPEND, POP) or op.index is not None
+    if known or (op.rule is not None and op.rule.vjp is not None and mode == "reverse"):
+        return
+    if op.rule is not None and mode == "forward" and op.rule.has_forward_rule:
         return
     origin = nf.origins.get(op.targets[0])
     where = f" (used at {origin})" if origin is not None else ""
-    raise LookupError(f"no gradient registered for {op.name}{where}")
+    kind = "gradient" if mode == "reverse" else "forward-mode (JVP) rule"
+    raise LookupError(f"no {kind} registered for {op.name}{where}")

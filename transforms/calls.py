@@ -45,6 +45,10 @@ class Split:
     waiting: list = dataclasses.field(default_factory=list)  # globals to link once compiled
     source: str = ""
 
+    @property
+    def description(self) -> str:
+        return f"{self.forward} and {self.backward}"
+
 
 _splits: dict[tuple, Split] = {}
 

@@ -2,6 +2,7 @@
 
 Conventions (DESIGN.md, "Generated code conventions"):
 - the adjoint of ``x`` is ``dx``; of a temporary ``_t3`` it is ``_dt3``;
+- the tangent of ``x`` is ``tx``; of ``_t3`` it is ``_tt3``;
 - temporaries are ``_t1, _t2, ...``;
 - the entry function of ``grad(f, wrt="x")`` is ``dfdx``; several ``wrt`` give ``dfdx_y``;
 - a name already taken gets a numeric suffix: ``dx`` then ``dx_1``.
@@ -53,6 +54,11 @@ class Namer:
     def adjoint(self, primal: str) -> str:
         """The adjoint's name for `primal`: ``dx`` for ``x``, ``_dt3`` for ``_t3``."""
         base = "_d" + primal[1:] if primal.startswith("_") else "d" + primal
+        return self.fresh(base)
+
+    def tangent(self, primal: str) -> str:
+        """The tangent's name for `primal`: ``tx`` for ``x``, ``_tt3`` for ``_t3``."""
+        base = "_t" + primal[1:] if primal.startswith("_") else "t" + primal
         return self.fresh(base)
 
     def version(self, name: str) -> str:

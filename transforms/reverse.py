@@ -297,7 +297,7 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
     if not rule.elementwise:
         g = cst.Name(adjoints.make_full(target))
     template = load_template(rule.vjp)
-    bound = _bind(template, op, nf)
+    bound = bind_arguments(template, op, nf)
     leading = dict(zip(template.leading, (g, ans), strict=True))
     if template.per_argnum:
         for position, arg in enumerate(op.args):
@@ -433,7 +433,9 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         adjoints.emit(cst.Expr(call("accumulate_at", cst.Name(name), index_value(op.index), g)))
 
 
-def _bind(template: Template, op: Operation, nf: NormalForm) -> dict[str, cst.BaseExpression]:
+def bind_arguments(
+    template: Template, op: Operation, nf: NormalForm
+) -> dict[str, cst.BaseExpression]:
     """Match the call's arguments to the template's parameters, as Python would."""
     bound: dict[str, cst.BaseExpression] = {}
     positional = list(op.args)

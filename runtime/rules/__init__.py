@@ -6,8 +6,17 @@ shape        transpose, reshape, expand_dims, squeeze, concatenate, stack, broad
 indexing     reads by integer, slice, integer array and boolean mask
 linalg       dot, matmul, einsum, outer, inv, solve, det, slogdet, norm
 nondiff      functions whose results carry no gradient
+forward      forward rules that are not derived (linear marks, batched rules)
 """
 
-from . import elementwise, indexing, linalg, nondiff, reductions, shape
+from . import (
+    elementwise,
+    forward,
+    indexing,
+    linalg,
+    nondiff,
+    reductions,
+    shape,
+)
 
-__all__ = ["elementwise", "indexing", "linalg", "nondiff", "reductions", "shape"]
+__all__ = ["elementwise", "forward", "indexing", "linalg", "nondiff", "reductions", "shape"]

@@ -1,0 +1,204 @@
+"""Helpers that generated forward-mode (tangent) code calls.
+
+A tangent has exactly its primal's shape, or, in a *batched* sweep (several tangent
+directions at once, for Jacobians and Hessians), one extra leading axis indexing the
+direction: ``(batch, *primal.shape)``. These helpers create zeros of that shape and line a
+tangent up with the result of a broadcasting call. The compiler emits them only where the
+shapes do not provably agree already.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .containers import is_container
+
+__all__ = [
+    "batch_array",
+    "batch_axis",
+    "batch_cumsum",
+    "batch_index",
+    "batch_permutation",
+    "batch_shape",
+    "batch_size",
+    "broadcast_tangent",
+    "lift_tangent",
+    "map_examples",
+    "matmul_tangent",
+    "set_batch_item",
+    "solve_jvp",
+    "solve_tangent",
+    "tangent_sum",
+    "writable_tangent",
+    "zero_tangent",
+]
+
+
+def zero_tangent(x, batch=None):
+    """The zero tangent of `x`: ``0.0`` for a number, zeros shaped like `x` otherwise (with a
+    leading axis of length `batch` in a batched sweep); containers get containers of zeros."""
+    if is_container(x):
+        if isinstance(x, dict):
+            return {key: zero_tangent(value, batch) for key, value in x.items()}
+        return type(x)(zero_tangent(value, batch) for value in x)
+    shape = np.shape(x)
+    if batch is None:
+        if not shape and isinstance(x, (float, int)):
+            return 0.0
+        return np.zeros(shape, dtype=np.result_type(x, 1.0))
+    return np.zeros((batch, *shape), dtype=np.result_type(x, 1.0))
+
+
+def broadcast_tangent(t, ans, batched=False):
+    """`t` broadcast to exactly `ans`'s shape (behind the batch axis when `batched`)."""
+    shape = np.shape(ans)
+    if batched:
+        shape = (np.shape(t)[0], *shape)
+    if np.shape(t) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
+def lift_tangent(t, x, ans):
+    """A batched tangent of `x` given the rank of `ans` (axes of length 1 inserted behind
+    the batch axis), so it broadcasts against `ans`-shaped values the way `x` does."""
+    missing = np.ndim(ans) - np.ndim(x)
+    if missing <= 0:
+        return t
+    t = np.asarray(t)
+    return np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
+
+
+def batch_axis(axis, x):
+    """`axis` of `x` as an axis of its batched tangent (None: every axis but the batch)."""
+    ndim = np.ndim(x)
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, (tuple, list)):
+        return tuple(a % ndim + 1 for a in axis)
+    return axis % ndim + 1
+
+
+def batch_shape(t, shape):
+    """`shape` (an int or a tuple, possibly with -1) for a batched tangent `t`."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return (np.shape(t)[0], *shape)
+
+
+def batch_index(t, index):
+    """``t[index]`` for a batched tangent: the index applies behind the batch axis (a
+    container tangent is indexed directly)."""
+    if is_container(t):
+        return t[index]
+    items = index if isinstance(index, tuple) else (index,)
+    return t[(slice(None), *items)]
+
+
+def map_examples(fn, position, args, kwargs):
+    """Apply a linear `fn` to each direction of a batched tangent at argument `position`: the
+    general (slower) way to batch a primitive with no batching rule of its own."""
+    args = list(args)
+    batch = args[position]
+    out = []
+    for example in batch:
+        args[position] = example
+        out.append(fn(*args, **kwargs))
+    return np.stack(out)
+
+
+def _batch_dims(t, x) -> int:
+    """How many leading batch axes tangent `t` of `x` has (tangents are full-shaped)."""
+    return np.ndim(t) - np.ndim(x)
+
+
+def tangent_sum(t, a, axis=None, keepdims=False):
+    """``np.sum`` over `a`'s `axis` applied to a tangent of `a` (batched or not)."""
+    nb = _batch_dims(t, a)
+    if nb == 0:
+        return np.sum(t, axis=axis, keepdims=keepdims)
+    return np.sum(t, axis=batch_axis(axis, a), keepdims=keepdims)
+
+
+def solve_tangent(a, rhs, b):
+    """``np.linalg.solve(a, rhs)`` where `rhs` is a (possibly batched) tangent shaped like `b`:
+    a batched vector right-hand side is solved as a stack of columns."""
+    if np.ndim(b) == np.ndim(a) - 1 and np.ndim(rhs) > np.ndim(b):
+        return np.linalg.solve(a, np.expand_dims(rhs, -1))[..., 0]
+    return np.linalg.solve(a, rhs)
+
+
+def solve_jvp(ta, tb, a, b, ans):
+    """The tangent of ``x = solve(a, b)``: ``solve(a, tb - ta @ x)`` (None: no tangent)."""
+    if ta is None:
+        rhs = tb
+    else:
+        product = (
+            ta @ ans
+            if np.ndim(ans) == np.ndim(a) or np.ndim(ta) == np.ndim(a)
+            else (np.squeeze(ta @ np.expand_dims(ans, -1), -1))
+        )
+        rhs = -product if tb is None else tb - product
+    return solve_tangent(a, rhs, b)
+
+
+def matmul_tangent(a, b, t, position):
+    """``a @ t`` (`position` 1) or ``t @ b`` (`position` 0) for a batched tangent `t` of the
+    argument at `position`: a batched vector operand is multiplied as a stack of vectors."""
+    if position == 0:
+        if np.ndim(t) > np.ndim(a) and np.ndim(a) == 1 and np.ndim(b) == 1:
+            return t @ b
+        return np.matmul(t, b)
+    if np.ndim(t) > np.ndim(b) and np.ndim(b) == 1:
+        return t @ np.swapaxes(a, -1, -2) if np.ndim(a) >= 2 else t @ a
+    return np.matmul(a, t)
+
+
+def batch_permutation(axes, a):
+    """The axes argument of ``np.transpose`` for a batched tangent of `a`."""
+    ndim = np.ndim(a)
+    if axes is None:
+        return (0, *range(ndim, 0, -1))
+    return (0, *batch_axis(axes, a))
+
+
+def batch_cumsum(t, a, axis=None):
+    """``np.cumsum(a, axis)`` applied to each direction of a batched tangent `t` of `a`."""
+    if axis is None:
+        return np.cumsum(np.reshape(t, (np.shape(t)[0], -1)), axis=1)
+    return np.cumsum(t, axis=batch_axis(axis, a))
+
+
+def batch_array(items):
+    """``np.array(items)`` for a (nested) list of batched tangents: the batch axis first."""
+    if not isinstance(items, (list, tuple)):
+        return items
+    return np.stack([batch_array(item) for item in items], axis=1)
+
+
+def batch_size(*tangents):
+    """The number of directions in a batched sweep: the leading axis of the first tangent
+    that is an array (a container's first array element counts)."""
+    for t in tangents:
+        if isinstance(t, np.ndarray) and t.ndim:
+            return t.shape[0]
+        if is_container(t):
+            found = batch_size(*(t.values() if isinstance(t, dict) else t))
+            if found is not None:
+                return found
+    return None
+
+
+def writable_tangent(t):
+    """A tangent that item writes may change: a copy of its own (tangents can be shared)."""
+    if is_container(t):
+        return dict(t) if isinstance(t, dict) else list(t)
+    return np.array(t, dtype=np.result_type(t, 1.0))
+
+
+def set_batch_item(t, index, value):
+    """``t[index] = value`` behind the batch axis of a batched tangent (containers direct)."""
+    if is_container(t):
+        t[index] = value
+        return
+    items = index if isinstance(index, tuple) else (index,)
+    t[(slice(None), *items)] = value

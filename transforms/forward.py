@@ -1,0 +1,222 @@
+"""Pass 7 (forward mode), forward: a normal form to a function computing its JVP.
+
+Output: a ``def`` with the function's parameters followed by one tangent parameter per
+differentiated parameter (``tx`` for ``x``), whose body is the normal form with, after every
+active statement, the statements computing its result's tangent (``ty = tx * np.cos(x)``),
+and which ends ``return out, tout``. Control flow stays as it is: a loop computes tangents as
+it goes, an ``if`` computes them in the branch taken, so forward mode needs no stacks.
+
+A tangent has exactly its primal's shape (never lazily broadcast), plus, in a *batched*
+sweep, a leading axis indexing several directions (``_batch`` of them) at once: that is how
+`sg.jacobian` and `sg.hessian` get every column from one sweep. Forward rules come from
+`transforms/tangent_rules.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from .activity import Activity
+from .adjoints import assign, call, index_value
+from .anf import NormalForm, name_expr
+from .naming import Namer
+from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append
+from .reverse import without_defaults
+from .shapes import ShapeTokens
+from .tangent_rules import TangentContext, tangent_of_call
+
+
+@dataclasses.dataclass(frozen=True)
+class ForwardSpec:
+    """What to differentiate: the parameters that get a tangent, and whether tangents carry
+    a leading batch axis."""
+
+    entry: str
+    wrt: tuple[str, ...]
+    batched: bool = False
+
+
+class Tangents(TangentContext):
+    """Tangent names and the builders of one forward sweep."""
+
+    def __init__(self, namer, shapes, active, batched, splits):
+        super().__init__(namer, shapes, batched)
+        self.active = active
+        self.names: dict[str, str] = {}
+        self.splits = splits
+        self.callees: list = []
+
+    def name(self, primal: str) -> str:
+        if primal not in self.names:
+            self.names[primal] = self.namer.tangent(primal)
+        return self.names[primal]
+
+    def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The tangent of an atom, or None if it has none (a constant, an inactive value)."""
+        if isinstance(expr, cst.Name) and expr.value in self.active and expr.value in self.names:
+            return cst.Name(self.names[expr.value])
+        return None
+
+    def of_or_zero(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        tangent = self.of(expr)
+        return tangent if tangent is not None else self.zero(expr)
+
+
+def forward(
+    nf: NormalForm,
+    activity: Activity,
+    shapes: ShapeTokens,
+    spec: ForwardSpec,
+    namer: Namer,
+    splits=None,
+) -> tuple[cst.FunctionDef, list]:
+    """Build the JVP function of `nf` (see the module docstring); also return the forward
+    functions of the user functions it calls."""
+    tangents = Tangents(namer, shapes, activity.active | frozenset(spec.wrt), spec.batched, splits)
+    tangents.nf = nf
+    tangent_params = [cst.Param(cst.Name(tangents.name(p))) for p in spec.wrt]
+    body: list = []
+    if spec.batched and spec.wrt:
+        first = cst.Name(tangents.names[spec.wrt[0]])
+        body.append(_line(assign("_batch", call("batch_size", first))))
+    body.extend(forward_block(list(nf.funcdef.body.body), tangents, activity))
+    params = without_defaults(nf.funcdef.params)
+    funcdef = nf.funcdef.with_changes(
+        name=cst.Name(spec.entry),
+        params=params.with_changes(params=(*params.params, *tangent_params)),
+        body=cst.IndentedBlock(body=tuple(body)),
+        returns=None,
+    )
+    return funcdef, tangents.callees
+
+
+def forward_block(lines: list, tangents: Tangents, activity: Activity) -> list:
+    """The normal-form `lines` with the tangent statements interleaved."""
+    out: list = []
+    for line in lines:
+        if isinstance(line, (cst.For, cst.While)):
+            body = forward_block(list(line.body.body), tangents, activity)
+            out.append(line.with_changes(body=line.body.with_changes(body=tuple(body))))
+            continue
+        if isinstance(line, cst.If):
+            out.append(_forward_if(line, tangents, activity))
+            continue
+        statement = line.body[0]
+        if isinstance(statement, cst.Return):
+            value = statement.value
+            pair = cst.Tuple((cst.Element(value), cst.Element(tangents.of_or_zero(value))))
+            out.append(line.with_changes(body=(cst.Return(pair),)))
+            continue
+        if not (isinstance(statement, cst.Assign) or is_append(statement)):
+            out.append(line)
+            continue
+        op = activity.operation(statement)
+        if op.user and any(t in tangents.active for t in op.targets):
+            out.append(_user_call(op, line, tangents))
+            continue
+        out.append(line)
+        out.extend(_line(s) for s in _tangent_statements(op, statement, tangents))
+    return out
+
+
+def _forward_if(line: cst.If, tangents: Tangents, activity: Activity) -> cst.If:
+    body = forward_block(list(line.body.body), tangents, activity)
+    orelse = line.orelse
+    if orelse is not None:
+        other = forward_block(list(orelse.body.body), tangents, activity)
+        orelse = orelse.with_changes(body=orelse.body.with_changes(body=tuple(other)))
+    return line.with_changes(body=line.body.with_changes(body=tuple(body)), orelse=orelse)
+
+
+def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
+    """The statements computing the tangents of what `op` assigns (none if inactive)."""
+    if not any(t in tangents.active for t in op.targets):
+        return []
+    if op.primitive is COPY:
+        return [assign(tangents.name(op.targets[0]), tangents.of_or_zero(op.args[0]))]
+    if op.primitive is PACK:
+        return [assign(tangents.name(op.targets[0]), _pack(op, statement.value, tangents))]
+    if op.primitive is APPEND:
+        items, value = op.args
+        append = name_expr(f"{tangents.name(items.value)}.append")
+        return [cst.Expr(cst.Call(append, (cst.Arg(tangents.of_or_zero(value)),)))]
+    if op.primitive is POP:
+        items = op.args[0]
+        pop = cst.Call(name_expr(f"{tangents.name(items.value)}.pop"), ())
+        return [assign(tangents.name(op.targets[0]), pop)]
+    if op.primitive is SETITEM:
+        return _item_write(op, tangents)
+    if op.index is not None:
+        source = tangents.of(op.args[0])
+        if source is None:
+            return [assign(tangents.name(op.targets[0]), tangents.zero(cst.Name(op.targets[0])))]
+        return [assign(tangents.name(op.targets[0]), tangents.index(source, op.index))]
+    statements, results = tangent_of_call(op, statement, tangents)
+    for target, tangent in zip(op.targets, results, strict=True):
+        if target in tangents.active:
+            value = tangent if tangent is not None else tangents.zero(cst.Name(target))
+            statements.append(assign(tangents.name(target), value))
+    return statements
+
+
+def _pack(op: Operation, value: cst.BaseExpression, tangents: Tangents) -> cst.BaseExpression:
+    """``(a, b)`` -> ``(ta, tb)``, ``{"k": a}`` -> ``{"k": ta}``, zeros where none."""
+    parts = [tangents.of_or_zero(element) for element in op.args]
+    if isinstance(value, cst.Dict):
+        elements = tuple(
+            e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
+        )
+        return value.with_changes(elements=elements)
+    elements = tuple(
+        e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
+    )
+    return value.with_changes(elements=elements)
+
+
+def _item_write(op: Operation, tangents: Tangents) -> list:
+    """``y[index] = v``: the tangent of ``y`` gets ``tv`` (or 0) at `index`, in a copy of
+    its own (a tangent may be shared with another value, as ``ty = tx`` for ``y = x``)."""
+    array, value = op.args
+    name = tangents.name(array.value)
+    statements = []
+    existing = tangents.of(array)
+    if existing is None:
+        statements.append(assign(name, tangents.zero(array)))
+    else:
+        statements.append(assign(name, call("writable_tangent", cst.Name(name))))
+    new = tangents.of(value)
+    written = new if new is not None else cst.Float("0.0")
+    if tangents.batched:
+        statements.append(
+            cst.Expr(call("set_batch_item", cst.Name(name), index_value(op.index), written))
+        )
+    else:
+        slots = cst.Subscript(cst.Name(name), op.index)
+        statements.append(cst.Assign((cst.AssignTarget(slots),), written))
+    return statements
+
+
+def _user_call(op: Operation, line, tangents: Tangents):
+    """``z = g(a, b)`` with `g` a user function: ``z, tz = _jvp_g(a, b, ta, tb)``, where
+    ``_jvp_g`` is `g`'s own forward-mode function (generated once, shared by call sites)."""
+    split = tangents.splits(op.primitive, tangents.batched)
+    if split not in tangents.callees:
+        tangents.callees.append(split)
+    original = line.body[0].value
+    bound = dict(zip(split.params, op.args, strict=False))
+    bound.update(op.kwargs)
+    tangent_args = tuple(
+        cst.Arg(tangents.of_or_zero(bound[p]), keyword=cst.Name(split.tangent_names[p]))
+        for p in split.params
+        if p in bound
+    )
+    call_ = original.with_changes(func=cst.Name(split.name), args=(*original.args, *tangent_args))
+    target = op.targets[0]
+    pair = cst.Tuple((cst.Element(cst.Name(target)), cst.Element(cst.Name(tangents.name(target)))))
+    return line.with_changes(body=(cst.Assign((cst.AssignTarget(pair),), call_),))
+
+
+def _line(statement) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine((statement,))

@@ -1,0 +1,263 @@
+"""The tangent of one primitive call: which forward rule applies, instantiated at a call site.
+
+In order of preference (see ``runtime/rules/forward.py``):
+
+1. a written forward template (``registry.jvp``), ``(tangents, ans, *params)``;
+2. for a linear primitive in a batched sweep, its batched template, or else the primitive
+   mapped over the directions (`map_examples`);
+3. for a linear primitive, the call itself with one argument replaced by its tangent,
+   summed over the arguments that have one (``np.sum(tx, axis=0)``, ``tA @ B + A @ tB``);
+4. for an elementwise primitive, its reverse template with ``g`` replaced by the argument's
+   tangent (a diagonal map is its own transpose): ``tx * np.cos(x)``.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .adjoints import call, index_value
+from .operations import Operation, names_in
+from .templates import instantiate, load_template
+from .walk import substitute_names
+
+
+class TangentContext:
+    """What instantiating forward rules needs: the namer, the shapes, batched or not."""
+
+    def __init__(self, namer, shapes, batched: bool):
+        self.namer = namer
+        self.shapes = shapes
+        self.batched = batched
+        self.nf = None
+
+    def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        raise NotImplementedError
+
+    def zero(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """The zero tangent of the value `expr`."""
+        if not self.batched and self.shapes.is_scalar(expr):
+            return cst.Float("0.0")
+        if self.batched:
+            return call("zero_tangent", expr, cst.Name("_batch"))
+        return call("zero_tangent", expr)
+
+    def index(self, source: cst.BaseExpression, index) -> cst.BaseExpression:
+        """``source[index]`` for a tangent `source` (behind the batch axis when batched)."""
+        if self.batched:
+            return call("batch_index", source, index_value(index))
+        return cst.Subscript(source, index)
+
+
+def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
+    """Statements and one tangent expression per target (None: no tangent) of `op`."""
+    rule = op.rule
+    ans: cst.BaseExpression = cst.Name(op.targets[0])
+    if len(op.targets) > 1:
+        ans = cst.Tuple(tuple(cst.Element(cst.Name(t)) for t in op.targets))
+    statements: list = []
+    if rule.jvp is not None:
+        tangent = _written(rule.jvp, op, ans, ctx, statements)
+    elif rule.linear is not None and ctx.batched and not _batch_safe(rule):
+        tangent = _batched_linear(op, ans, ctx, statements)
+    elif rule.linear is not None:
+        tangent = _linear(op, statement.value, ctx)
+    else:
+        tangent = _elementwise(op, ans, ctx, statements)
+    results = [None] * len(op.targets)
+    results[rule.output or 0] = tangent
+    return statements, results
+
+
+def _batch_safe(rule) -> bool:
+    """Linear primitives whose call on a batched tangent is already right."""
+    import builtins
+
+    return rule.primitive is builtins.sum
+
+
+def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
+    """``tangents`` for a template: one entry per positional argument (None: no tangent)."""
+    items = []
+    for arg in op.args:
+        if isinstance(arg, (cst.List, cst.Tuple)):
+            if any(ctx.of(e.value) is not None for e in arg.elements):
+                items.append(_sequence_tangent(arg, ctx))
+            else:
+                items.append(cst.Name("None"))
+            continue
+        tangent = ctx.of(arg)
+        items.append(tangent if tangent is not None else cst.Name("None"))
+    return cst.Tuple(tuple(cst.Element(i) for i in items))
+
+
+def _sequence_tangent(arg, ctx: TangentContext):
+    elements = tuple(
+        e.with_changes(value=ctx.of(e.value) if ctx.of(e.value) is not None else ctx.zero(e.value))
+        for e in arg.elements
+    )
+    return arg.with_changes(elements=elements)
+
+
+def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: list):
+    from .reverse import bind_arguments
+
+    template = load_template(template_fn)
+    bound = bind_arguments(template, op, ctx.nf)
+    leading = dict(zip(template.leading, (_tangent_args(op, ctx), ans), strict=True))
+    if template.per_argnum:
+        parts = []
+        for position in _active_positions(op, ctx):
+            argnum = {"argnum": cst.Integer(str(position))}
+            instance = instantiate(template, {**bound, **leading, **argnum}, ctx.namer)
+            statements.extend(_select_items(s) for s in instance.statements)
+            parts.append(_select_items(instance.contributions[0]))
+        return _sum(parts)
+    instance = instantiate(template, {**bound, **leading}, ctx.namer)
+    statements.extend(_select_items(s) for s in instance.statements)
+    return _select_items(instance.contributions[0])
+
+
+def _active_positions(op: Operation, ctx: TangentContext) -> list[int]:
+    positions = []
+    for position, arg in enumerate(op.args):
+        if op.rule.linear is not None and position not in op.rule.linear:
+            continue
+        if any(ctx.of(cst.Name(n)) is not None for n in names_in(arg)):
+            positions.append(position)
+    return positions
+
+
+def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
+    if op.rule.batched_jvp is not None:
+        return _written(op.rule.batched_jvp, op, ans, ctx, statements)
+    parts = []
+    function = _spelling(op.rule.name)
+    for position in _active_positions(op, ctx):
+        args = [
+            _tangent_or_sequence(arg, ctx) if k == position else arg
+            for k, arg in enumerate(op.args)
+        ]
+        packed = cst.Tuple(tuple(cst.Element(a) for a in args))
+        kwargs = cst.Dict(
+            tuple(cst.DictElement(cst.SimpleString(f'"{k}"'), v) for k, v in op.kwargs.items())
+        )
+        parts.append(call("map_examples", function, cst.Integer(str(position)), packed, kwargs))
+    return _sum(parts)
+
+
+def _spelling(name: str) -> cst.BaseExpression:
+    """How generated code names a NumPy primitive: ``numpy.dot`` -> ``np.dot``."""
+    from .anf import name_expr
+
+    if name.startswith("numpy."):
+        return name_expr("np." + name[len("numpy.") :])
+    if name.startswith("_operator."):
+        return name_expr("np." + {"matmul": "matmul"}.get(name.split(".")[-1], "matmul"))
+    return name_expr(name.split(".")[-1])
+
+
+def _tangent_or_sequence(arg, ctx: TangentContext):
+    if isinstance(arg, (cst.List, cst.Tuple)):
+        return _sequence_tangent(arg, ctx)
+    tangent = ctx.of(arg)
+    return tangent if tangent is not None else ctx.zero(arg)
+
+
+def _linear(op: Operation, value: cst.BaseExpression, ctx: TangentContext):
+    """The call `value` with one active argument at a time replaced by its tangent."""
+    parts = []
+    for position in _active_positions(op, ctx):
+        parts.append(
+            _replace_argument(value, op, position, _tangent_or_sequence(op.args[position], ctx))
+        )
+    return _sum(parts)
+
+
+def _replace_argument(value, op: Operation, position: int, new):
+    if isinstance(value, cst.BinaryOperation):
+        return value.with_changes(**{"left" if position == 0 else "right": new})
+    if isinstance(value, cst.UnaryOperation):
+        return value.with_changes(expression=new)
+    if isinstance(value, cst.Attribute):
+        return value.with_changes(value=new)
+    if isinstance(value, cst.Call):
+        func = value.func
+        positional = [i for i, a in enumerate(value.args) if a.keyword is None]
+        if isinstance(func, cst.Attribute) and op.args and func.value is op.args[0]:
+            if position == 0:
+                return value.with_changes(func=func.with_changes(value=new))
+            position -= 1
+        args = list(value.args)
+        if position < len(positional):
+            k = positional[position]
+            args[k] = args[k].with_changes(value=new)
+            return value.with_changes(args=tuple(args))
+        # a collected positional (``x.reshape(3, 4)``) or keyword: replace by identity
+        return value.deep_replace(op.args[position], new)
+    raise AssertionError(f"cannot place a tangent in {type(value).__name__}")
+
+
+def _elementwise(op: Operation, ans, ctx: TangentContext, statements: list):
+    """Forward rule from an elementwise reverse rule: ``g`` -> each argument's tangent."""
+    from .reverse import bind_arguments
+
+    template = load_template(op.rule.vjp)
+    bound = bind_arguments(template, op, ctx.nf)
+    target = cst.Name(op.targets[0])
+    parts = []
+    full = False
+    for k, param in enumerate(template.params):
+        arg = bound.get(param)
+        tangent = ctx.of(arg) if isinstance(arg, cst.Name) else None
+        if tangent is None:
+            continue
+        same = ctx.shapes.same(arg, target)
+        full = full or same
+        if ctx.batched and not same:
+            tangent = call("lift_tangent", tangent, arg, target)
+        leading = dict(zip(template.leading, (tangent, ans), strict=True))
+        instance = instantiate(template, {**bound, **leading}, ctx.namer)
+        contribution = (
+            instance.contributions[k] if not instance.single else instance.contributions[0]
+        )
+        if contribution is None:
+            continue
+        statements.extend(instance.statements)
+        parts.append(contribution)
+    if not parts:
+        return None
+    total = _sum(parts)
+    if full:
+        return total
+    batched = [cst.Arg(cst.Name("True"))] if ctx.batched else []
+    return cst.Call(
+        func=cst.Name("broadcast_tangent"),
+        args=(cst.Arg(total), cst.Arg(target), *batched),
+    )
+
+
+def _sum(parts: list):
+    if not parts:
+        return None
+    total = parts[0]
+    for part in parts[1:]:
+        total = cst.BinaryOperation(total, cst.Add(), part)
+    return total
+
+
+class _ItemSelector(cst.CSTTransformer):
+    """``(a, b)[1]`` -> ``b``: a template's ``tangents[k]`` once ``tangents`` is a literal."""
+
+    def leave_Subscript(self, original, updated):
+        if isinstance(updated.value, cst.Tuple) and len(updated.slice) == 1:
+            index = updated.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                return updated.value.elements[int(index.value.value)].value
+        return updated
+
+
+def _select_items(node):
+    return node.visit(_ItemSelector())
+
+
+__all__ = ["TangentContext", "substitute_names", "tangent_of_call"]
