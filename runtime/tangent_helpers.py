@@ -16,6 +16,7 @@ from .containers import is_container
 __all__ = [
     "batch_array",
     "batch_axis",
+    "batch_concatenate",
     "batch_cumsum",
     "batch_index",
     "batch_permutation",
@@ -24,6 +25,7 @@ __all__ = [
     "broadcast_tangent",
     "lift_tangent",
     "map_examples",
+    "norm_axes",
     "matmul_tangent",
     "set_batch_item",
     "solve_jvp",
@@ -59,11 +61,13 @@ def broadcast_tangent(t, ans, batched=False):
     return np.broadcast_to(t, shape)
 
 
-def lift_tangent(t, x, ans):
+def lift_tangent(t, x, ans, extra=0):
     """A batched tangent of `x` given the rank of `ans` (axes of length 1 inserted behind
-    the batch axis), so it broadcasts against `ans`-shaped values the way `x` does."""
-    missing = np.ndim(ans) - np.ndim(x)
-    if missing <= 0:
+    the batch axis), so it broadcasts against `ans`-shaped values the way `x` does. An
+    unbatched tangent (the rank of `x`) already does and is returned as it is. `extra` counts
+    result axes `x` does not broadcast against (a vector operand of ``@`` drops one)."""
+    missing = np.ndim(ans) + extra - np.ndim(x)
+    if missing <= 0 or np.ndim(t) == np.ndim(x):
         return t
     t = np.asarray(t)
     return np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
@@ -120,37 +124,47 @@ def tangent_sum(t, a, axis=None, keepdims=False):
 
 
 def solve_tangent(a, rhs, b):
-    """``np.linalg.solve(a, rhs)`` where `rhs` is a (possibly batched) tangent shaped like `b`:
-    a batched vector right-hand side is solved as a stack of columns."""
-    if np.ndim(b) == np.ndim(a) - 1 and np.ndim(rhs) > np.ndim(b):
+    """``np.linalg.solve(a, rhs)`` where `rhs` is a (possibly batched) tangent shaped like `b`.
+    NumPy reads a 1-D `b` as one vector; its tangents are solved as a stack of vectors."""
+    if np.ndim(b) == 1:
         return np.linalg.solve(a, np.expand_dims(rhs, -1))[..., 0]
     return np.linalg.solve(a, rhs)
 
 
 def solve_jvp(ta, tb, a, b, ans):
     """The tangent of ``x = solve(a, b)``: ``solve(a, tb - ta @ x)`` (None: no tangent)."""
+    if tb is not None:
+        tb = lift_tangent(tb, b, ans)
     if ta is None:
         rhs = tb
     else:
-        product = (
-            ta @ ans
-            if np.ndim(ans) == np.ndim(a) or np.ndim(ta) == np.ndim(a)
-            else (np.squeeze(ta @ np.expand_dims(ans, -1), -1))
-        )
+        ta = lift_tangent(ta, a, ans, 1 if np.ndim(b) == 1 else 0)
+        if np.ndim(b) == 1:
+            product = (ta @ np.expand_dims(ans, -1))[..., 0]
+        else:
+            product = ta @ ans
         rhs = -product if tb is None else tb - product
     return solve_tangent(a, rhs, b)
 
 
-def matmul_tangent(a, b, t, position):
-    """``a @ t`` (`position` 1) or ``t @ b`` (`position` 0) for a batched tangent `t` of the
-    argument at `position`: a batched vector operand is multiplied as a stack of vectors."""
+def matmul_tangent(x1, x2, t, position, ans):
+    """The tangent of ``x1 @ x2`` from a batched tangent `t` of the argument at `position`:
+    the batch axis must end up first whatever NumPy's rules for 1-D operands do to it."""
+    n1, n2 = np.ndim(x1), np.ndim(x2)
     if position == 0:
-        if np.ndim(t) > np.ndim(a) and np.ndim(a) == 1 and np.ndim(b) == 1:
-            return t @ b
-        return np.matmul(t, b)
-    if np.ndim(t) > np.ndim(b) and np.ndim(b) == 1:
-        return t @ np.swapaxes(a, -1, -2) if np.ndim(a) >= 2 else t @ a
-    return np.matmul(a, t)
+        if n1 == 1:
+            return t @ x2 if n2 == 1 else np.moveaxis(t @ x2, -2, 0)
+        return lift_tangent(t, x1, ans, 1 if n2 == 1 else 0) @ x2
+    if n2 == 1:
+        return t @ x1 if n1 == 1 else np.moveaxis(x1 @ np.swapaxes(t, -1, -2), -1, 0)
+    return x1 @ lift_tangent(t, x2, ans, 1 if n1 == 1 else 0)
+
+
+def batch_concatenate(tangents, axis, ans):
+    """``np.concatenate`` of batched tangents along `axis` of the result (None: flattened)."""
+    if axis is None:
+        return np.concatenate([np.reshape(t, (np.shape(t)[0], -1)) for t in tangents], axis=1)
+    return np.concatenate(tangents, axis=batch_axis(axis, ans))
 
 
 def batch_permutation(axes, a):
@@ -202,3 +216,8 @@ def set_batch_item(t, index, value):
         return
     items = index if isinstance(index, tuple) else (index,)
     t[(slice(None), *items)] = value
+
+
+def norm_axes(x, axis=None):
+    """The axes ``np.linalg.norm(x, axis=axis)`` reduces (all of them for ``axis=None``)."""
+    return tuple(range(np.ndim(x))) if axis is None else axis

@@ -13,8 +13,31 @@ print(sg.source(df))     # the generated code
 
 from s2sgrad.transforms.errors import TransformError
 
+# -- GradientTape front door (issue 5) --
+from . import nn
+from .custom import custom_gradient, stop_gradient
+from .forward_api import jvp
+from .module import Module
+from .tape import GradientTape, UnconnectedGradients
+from .tensor import Tensor, Variable, constant
 from .transform_api import grad, source, value_and_grad
 
 __version__ = "0.1.0"
 
-__all__ = ["TransformError", "__version__", "grad", "source", "value_and_grad"]
+__all__ = [
+    "GradientTape",
+    "Module",
+    "Tensor",
+    "TransformError",
+    "UnconnectedGradients",
+    "Variable",
+    "__version__",
+    "constant",
+    "custom_gradient",
+    "grad",
+    "jvp",
+    "nn",
+    "source",
+    "stop_gradient",
+    "value_and_grad",
+]

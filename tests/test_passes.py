@@ -197,3 +197,14 @@ def test_debug_switch_prints_every_pass(capsys):
     err = capsys.readouterr().err
     for stage in ("parse", "normalize", "activity", "reverse", "optimize", "codegen"):
         assert f"---- after {stage} ----" in err
+
+
+def test_fold_keeps_a_quotient_in_a_denominator_a_quotient():
+    # regression: x / (a / b) was folded to x / (a * b)
+    from s2sgrad.transforms.fold import fold
+
+    lines, _ = fold([cst.parse_statement("y = 2 * t / (a / b - 0)")])
+    folded = cst.Module(body=[line.visit(codegen.Parenthesize()) for line in lines]).code
+    namespace = {"t": 3.0, "a": 8.0, "b": 2.0}
+    exec(folded, namespace)
+    assert namespace["y"] == 1.5, folded

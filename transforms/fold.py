@@ -255,6 +255,9 @@ def _flatten_product(node: cst.BaseExpression, factors: list, divisor: bool) -> 
         _flatten_product(node.left, factors, divisor)
         denominator: list = []
         _flatten_product(node.right, denominator, False)
+        # a division inside the denominator multiplies: x / (a / b) is x * b / a
+        factors.extend((f, False) for f, inner in denominator if inner)
+        denominator = [(f, inner) for f, inner in denominator if not inner]
         numbers = [f for f, _ in denominator if _number(f) is not None]
         rest = [f for f, _ in denominator if _number(f) is None]
         factors.extend((f, True) for f in numbers)

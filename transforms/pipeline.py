@@ -72,15 +72,22 @@ def _debug_enabled(debug: bool) -> bool:
     return debug or os.environ.get("S2SGRAD_DEBUG", "") not in ("", "0")
 
 
+# Called as hook(stage, text) after every pass (`s2sgrad dump --dump-after PASS` sets one).
+pass_hooks: list = []
+
+
 def _show(debug: bool, stage: str, node) -> None:
-    if not debug:
+    if not debug and not pass_hooks:
         return
     text = (
         node
         if isinstance(node, str)
         else cst.Module(body=(node.visit(codegen.Parenthesize()),)).code
     )
-    print(f"---- after {stage} ----\n{text}", file=sys.stderr)
+    for hook in pass_hooks:
+        hook(stage, text)
+    if debug:
+        print(f"---- after {stage} ----\n{text}", file=sys.stderr)
 
 
 def analyze(

@@ -23,12 +23,14 @@ from ..registry import registry
 from ..tangent_helpers import (
     batch_array,
     batch_axis,
+    batch_concatenate,
     batch_cumsum,
     batch_permutation,
     batch_shape,
     broadcast_tangent,
     lift_tangent,
     matmul_tangent,
+    norm_axes,
     solve_jvp,
     tangent_sum,
 )
@@ -115,8 +117,7 @@ def solve(tangents, ans, a, b):
 @jvp(np.linalg.norm)
 def norm(tangents, ans, x, ord=None, axis=None, keepdims=False):
     slope = norm_adjoint(np.ones_like(ans), ans, x, ord, axis, keepdims)
-    summed = tuple(range(np.ndim(x))) if axis is None else axis
-    return tangent_sum(tangents[0] * slope, x, summed, keepdims)
+    return tangent_sum(tangents[0] * slope, x, norm_axes(x, axis), keepdims)
 
 
 # -- batched forward rules of linear primitives that name axes or shapes -------------------------
@@ -184,7 +185,7 @@ def trace(tangents, ans, a, offset=0, axis1=0, axis2=1):
 
 @batched(np.concatenate)
 def concatenate(tangents, ans, arrays, axis=0):
-    return np.concatenate(tangents[0], axis=batch_axis(axis, ans))
+    return batch_concatenate(tangents[0], axis, ans)
 
 
 @batched(np.stack)
@@ -199,4 +200,4 @@ def array(tangents, ans, object, dtype=None):
 
 @batched(np.matmul, operator.matmul)
 def matmul(tangents, ans, x1, x2, *, argnum):
-    return matmul_tangent(x1, x2, tangents[argnum], argnum)
+    return matmul_tangent(x1, x2, tangents[argnum], argnum, ans)
