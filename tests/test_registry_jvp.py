@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from rule_table import TABLE
-from s2sgrad.forward_api import forward_transform
 from s2sgrad.runtime import registry
 from test_registry_grad import CASE_IDS, CASES, function_for, generated_module, make_inputs
 
 import s2sgrad as sg
+from s2sgrad.forward_api import forward_transform
 
 __all__ = ["generated_module"]  # the fixture, shared with test_registry_grad
 
