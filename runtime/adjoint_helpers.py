@@ -161,13 +161,16 @@ def index_adjoint(g, x, index):
 
 
 def accumulate_at(dx, index, g):
-    """Add `g` into the array `dx` at `index` in place, accumulating repeated indices."""
+    """Add `g` into the array `dx` at `index` in place, accumulating repeated indices; return
+    `dx` (generated code writes ``dx = accumulate_at(dx, index, g)``, which a second
+    transformation reads as the linear function it is)."""
     if isinstance(dx, ContainerAdjoint):  # an element of a dict, list or tuple
         dx[index] = dx[index] + g
     elif _is_basic_index(index):
         dx[index] += g
     else:
         np.add.at(dx, index, g)
+    return dx
 
 
 def _is_basic_index(index) -> bool:

@@ -113,6 +113,7 @@ class _Normalizer:
         self.resolution = resolution
         self.namer = namer
         self.current: dict[str, str] = {p: p for p in resolution.params}
+        self.ranges: set[str] = set()  # names holding a range (reversed() may loop over them)
         self.lines: list[cst.SimpleStatementLine] = []
         self.origins: dict[str, Origin] = {}
         self.line_of: dict[str, int] = {}
@@ -383,6 +384,11 @@ class _Normalizer:
             if not isinstance(target, cst.Name):
                 raise self.parsed.error(target, "a loop over range needs a plain name as target")
             return self.atom(source), target.value, []
+        if _is_builtin_call(source, "reversed", self.resolution) and self._reverses_a_range(source):
+            # generated adjoints loop backwards over a loop's range: the indices, inactive
+            if not isinstance(target, cst.Name):
+                raise self.parsed.error(target, "a loop over range needs a plain name as target")
+            return self.atom(source), target.value, []
         if _is_builtin_call(source, "enumerate", self.resolution):
             if len(source.args) != 1:
                 raise self.parsed.error(source, "enumerate with a start is not supported yet")
@@ -405,6 +411,13 @@ class _Normalizer:
         iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
         index = self.namer.fresh("_i")
         return iterable, index, list(zip(names, sequences, strict=True))
+
+    def _reverses_a_range(self, call: cst.Call) -> bool:
+        """``reversed(r)`` where ``r`` is a name this function assigned a ``range`` to."""
+        if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+            return False
+        name = self.current.get(call.args[0].value.value, call.args[0].value.value)
+        return name in self.ranges
 
     def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
@@ -480,6 +493,9 @@ class _Normalizer:
         self.lines.append(cst.SimpleStatementLine(body=(statement,), leading_lines=leading))
         if target is not None:
             self.line_of[target] = self.source_line
+            value = getattr(statement, "value", None)
+            if _is_builtin_call(value, "range", self.resolution):
+                self.ranges.add(target)
 
     def statement(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Assign):

@@ -61,6 +61,10 @@ def usage(line: cst.SimpleStatementLine) -> Usage:
                 base = base_name(value.func.value)
                 if base is not None:
                     mutates.append(base)
+        if isinstance(value, cst.Call) and is_name(value.func, "accumulate_at") and value.args:
+            base = base_name(value.args[0].value)  # dx = accumulate_at(dx, ...) adds in place
+            if base is not None:
+                mutates.append(base)
         for target in statement.targets:
             _targets(target.target, writes, reads, mutates)
     elif kind is cst.AugAssign:

@@ -196,9 +196,8 @@ def _differentiate_pop(op: Operation, adjoints: Adjoints) -> None:
             adjoints.emit(assign(name, call("zero_adjoint", items)))
         dv = cst.Name(adjoints.names[target])
         where = call("len", items)
-        adjoints.emit(
-            cst.Expr(call("accumulate_at", cst.Name(adjoints.names[items.value]), where, dv))
-        )
+        name = adjoints.names[items.value]
+        adjoints.emit(assign(name, call("accumulate_at", cst.Name(name), where, dv)))
     adjoints.emit(
         cst.Expr(cst.Call(name_expr(f"{items.value}.append"), (cst.Arg(cst.Name(target)),)))
     )
@@ -430,7 +429,8 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         sliced = cst.Subscript(cst.Name(name), op.index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
-        adjoints.emit(cst.Expr(call("accumulate_at", cst.Name(name), index_value(op.index), g)))
+        accumulated = call("accumulate_at", cst.Name(name), index_value(op.index), g)
+        adjoints.emit(assign(name, accumulated))
 
 
 def bind_arguments(
