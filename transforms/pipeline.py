@@ -44,6 +44,7 @@ class GradSpec:
     simplify: bool = False
     mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal
     batched: bool = False  # forward mode: tangents carry a leading axis of directions
+    seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +119,8 @@ def analyze(
     _show(debug, "activity", f"active: {', '.join(sorted(activity.active)) or '(none)'}")
     if spec.mode == "forward":
         entry = namer.fresh(f"jvp_{parsed.name}")
+    elif spec.seeded:
+        entry = namer.fresh(f"vjp_{parsed.name}")
     else:
         prefix = "value_and_d" if spec.with_value else "d"
         entry = namer.fresh(entry_name(parsed.name, spec.wrt, prefix))
@@ -146,8 +149,9 @@ def generate_gradient(
         )
         _show(debug, "forward", funcdef)
     else:
+        seed = namer.fresh("cotangent") if spec.seeded else None
         reverse_spec = ReverseSpec(
-            analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value, containers
+            analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value, containers, seed
         )
         funcdef, callees = reverse(
             analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of

@@ -1,0 +1,273 @@
+"""The `s2sgrad` command: dump reads files without running them, check runs them, errors are one
+line with exit status 2. A few tests go through a real subprocess (``python -m s2sgrad``, the
+terminal colouring through a pseudo-terminal); the rest call `cli.main` in this process."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+from s2sgrad import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+UNTRUSTED = """
+import numpy as np
+import math
+import json
+from os import path
+
+SCALE = 2.0
+open(MARKER, "w").write("ran")  # noqa
+raise RuntimeError("importing this file runs code")
+
+
+def helper(v):
+    return np.sin(v) * SCALE
+
+
+@decorator_that_does_not_exist
+def f(x: np.ndarray, y=float("nan")) -> float:
+    return np.sum(helper(x) * x) + math.cos(1.0)
+
+
+def sigmoidish(x):
+    return x**2 * np.sin(x) / (1 + np.exp(-x))
+
+
+def pair(x, y):
+    return x * y + np.sin(x)
+
+
+def uses_with(x):
+    with open("f") as handle:
+        return x
+
+
+def uses_json(x):
+    return json.loads("1.0") * x
+"""
+
+
+@pytest.fixture
+def untrusted(tmp_path):
+    marker = tmp_path / "marker.txt"
+    path = tmp_path / "untrusted.py"
+    path.write_text(UNTRUSTED.replace("MARKER", repr(str(marker))))
+    return path, marker
+
+
+def run(*args, cwd=None):
+    env = {**os.environ, "PYTHONPATH": REPO, "S2SGRAD_CACHE_DIR": "off"}
+    return subprocess.run(
+        [sys.executable, "-m", "s2sgrad", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+def main(capsys, *args):
+    status = cli.main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("s2sgrad: error: "), err
+    return lines[0]
+
+
+# -- through a subprocess ---------------------------------------------------------------------
+
+
+def test_dump_does_not_run_the_file(untrusted):
+    path, marker = untrusted
+    result = run("dump", f"{path}:f")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists()
+    assert "def dfdx(x, y):" in result.stdout
+    assert "def _bwd_helper(" in result.stdout  # the callee, transformed too
+    assert "\x1b[" not in result.stdout  # a pipe gets no colour codes
+    compile(result.stdout.split("# _fwd_helper")[0], "dumped", "exec")
+
+
+def test_errors_exit_2_with_one_line(untrusted, tmp_path):
+    path, _ = untrusted
+    result = run("dump", f"{path}:uses_with")
+    assert result.returncode == 2
+    line = one_error_line(result.stderr)
+    lineno = path.read_text().splitlines().index('    with open("f") as handle:') + 1
+    assert f"{path}:{lineno}:5:" in line and "with" in line
+    result = run("dump", f"{tmp_path / 'missing.py'}:f")
+    assert result.returncode == 2
+    assert "no such file" in one_error_line(result.stderr)
+
+
+def test_help_for_every_command():
+    outputs = {}
+    for args in (["--help"], ["dump", "--help"], ["check", "--help"]):
+        result = run(*args)
+        assert result.returncode == 0, result.stderr
+        assert "usage: s2sgrad" in result.stdout
+        outputs[args[0]] = result.stdout
+    assert "this runs it" in outputs["check"]  # check says it runs the file
+    assert "not run" in outputs["dump"]
+
+
+def test_terminal_output_is_highlighted(untrusted):
+    path, _ = untrusted
+    leader, follower = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": REPO, "S2SGRAD_CACHE_DIR": "off", "TERM": "xterm"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "s2sgrad", "dump", f"{path}:sigmoidish"],
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert process.wait(timeout=120) == 0, process.stderr.read()
+    output = b"".join(chunks).decode()
+    assert "\x1b[" in output
+    assert "dsigmoidishdx" in output
+
+
+def test_check_prints_a_table_and_exits_1_on_a_mismatch(tmp_path):
+    path = tmp_path / "checked.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            print("this file was imported")
+
+            def f(x, y):
+                return np.sum(np.sin(x) * y ** 2)
+
+            def step(x):
+                return np.floor(x) + x
+            """
+        )
+    )
+    result = run("check", f"{path}:f", "--at", "x=[1, 2, 3]", "--at", "y=0.5")
+    assert result.returncode == 0, result.stderr
+    assert "this file was imported" in result.stdout
+    assert "x[2]" in result.stdout and "finite diff." in result.stdout
+    # floor jumps at 1.0: finite differences see the jump, the derivative does not
+    result = run("check", f"{path}:step", "--at", "x=1.0")
+    assert result.returncode == 1
+    assert "MISMATCH" in result.stdout
+
+
+# -- in this process ----------------------------------------------------------------------
+
+
+def test_dump_to_a_file_gives_a_module_that_runs(untrusted, tmp_path, capsys):
+    path, _ = untrusted
+    out = tmp_path / "out.py"
+    status, stdout, _ = main(capsys, "dump", f"{path}:sigmoidish", "-o", str(out))
+    assert status == 0 and stdout == ""
+    namespace: dict = {}
+    exec(compile(out.read_text(), str(out), "exec"), namespace)
+    x = np.linspace(-2.0, 2.0, 7)
+    expected = 2 * x * np.sin(x) / (1 + np.exp(-x)) + x**2 * np.cos(x) / (1 + np.exp(-x))
+    expected += x**2 * np.sin(x) * np.exp(-x) / (1 + np.exp(-x)) ** 2
+    np.testing.assert_allclose(namespace["dsigmoidishdx"](x), expected, rtol=1e-12)
+
+
+def test_wrt_several_names_and_no_optimize(untrusted, capsys):
+    path, _ = untrusted
+    status, out, _ = main(capsys, "dump", f"{path}:pair", "--wrt", "x,y")
+    assert status == 0
+    assert "def dpairdx_y(x, y):" in out and "return (dx, " in out
+    status, raw, _ = main(capsys, "dump", f"{path}:pair", "--wrt", "y", "--no-optimize")
+    assert status == 0
+    status, optimized, _ = main(capsys, "dump", f"{path}:pair", "--wrt", "y")
+    assert len(raw.splitlines()) > len(optimized.splitlines())
+
+
+def test_forward_mode(untrusted, capsys):
+    path, _ = untrusted
+    status, out, err = main(capsys, "dump", f"{path}:sigmoidish", "--mode", "forward")
+    assert status == 0, err
+    namespace: dict = {}
+    exec(compile(out, "forward", "exec"), namespace)
+    value, tangent = namespace["jvp_sigmoidish"](0.3, 1.0)
+    expected = sg.jvp(_sigmoidish, (0.3,), (1.0,))
+    assert value == pytest.approx(expected[0]) and tangent == pytest.approx(expected[1])
+
+
+def _sigmoidish(x):
+    return x**2 * np.sin(x) / (1 + np.exp(-x))
+
+
+def test_dump_after_a_pass(untrusted, capsys):
+    path, _ = untrusted
+    status, out, _ = main(capsys, "dump", f"{path}:sigmoidish", "--dump-after", "normalize")
+    assert status == 0
+    assert out.startswith("def sigmoidish(x):")  # the primal in normal form, before reverse
+    status, _, err = main(capsys, "dump", f"{path}:sigmoidish", "--dump-after", "nosuchpass")
+    assert status == 2
+    assert "passes: parse" in one_error_line(err)
+
+
+@pytest.mark.parametrize(
+    ("target_suffix", "message"),
+    [
+        (":nope", "no top-level function named 'nope'"),
+        ("", "expected FILE.py:FUNC"),
+        (":uses_json", "name 'json' is not defined"),  # only numpy, math, scipy imports run
+    ],
+)
+def test_usage_errors(untrusted, capsys, target_suffix, message):
+    path, _ = untrusted
+    status, _, err = main(capsys, "dump", f"{path}{target_suffix}")
+    assert status == 2
+    assert message in one_error_line(err)
+
+
+def test_syntax_error_names_the_line(tmp_path, capsys):
+    path = tmp_path / "broken.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    return x +\n")
+    status, _, err = main(capsys, "dump", f"{path}:f")
+    assert status == 2
+    assert f"{path}:4:" in one_error_line(err)
+
+
+def test_check_argument_errors(tmp_path, capsys):
+    path = tmp_path / "checked.py"
+    path.write_text("def f(x, y):\n    return x * y\n")
+    for at, message in (
+        (["--at", "x=1.0"], "missing a value for y"),
+        (["--at", "x=1.0", "--at", "z=2.0"], "has no parameter 'z'"),
+        (["--at", "x=open('f')", "--at", "y=1.0"], "is not a number or a nested list"),
+        (["--at", "x", "--at", "y=1.0"], "expects NAME=VALUE"),
+    ):
+        status, _, err = main(capsys, "check", f"{path}:f", *at)
+        assert status == 2
+        assert message in one_error_line(err)
+    raising = tmp_path / "raising.py"
+    raising.write_text("raise RuntimeError('boom')\ndef f(x):\n    return x\n")
+    status, _, err = main(capsys, "check", f"{raising}:f", "--at", "x=1.0")
+    assert status == 2
+    assert "raised RuntimeError on import: boom" in one_error_line(err)
