@@ -1,0 +1,116 @@
+"""`GradientTape.jacobian` and `batch_jacobian`: the recording lowered to a function, then
+`sg.jacobian` of that function.
+
+The lowered primal (see `lowering`) is an ordinary Python function of the sources and constants
+returning the target, so its Jacobian is whatever `sg.jacobian` computes for any function:
+vectorized, not one backward pass per element. While `sg.jacobian` is not available (or when the
+path crosses a custom-gradient call, whose backward function only the tape can call), the
+Jacobian is assembled from one compiled vector-Jacobian product per target element, all using
+the same cached adjoint.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import s2sgrad
+
+from . import lowering
+from .tensor import Tensor, wrap
+
+
+def tape_jacobian(tape, target: Tensor, sources: list, batch: bool) -> list:
+    """One Jacobian (or None when unconnected) per source; ``batch`` gives per-example ones."""
+    for s in sources:
+        if not isinstance(s, Tensor):
+            raise TypeError(
+                f"GradientTape.jacobian: sources must be Tensors or Variables; got "
+                f"{type(s).__name__}"
+            )
+    picked = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tape._tracked]
+    result = [None] * len(sources)
+    if not picked:
+        return result
+    chosen = [sources[i] for i in picked]
+    found = _vectorized(tape, target, chosen)
+    if found is None:
+        found = _by_rows(tape, target, chosen)
+    for i, j in zip(picked, found, strict=True):
+        if j is not None and batch:
+            j = _per_example(j, target, sources[i])
+        result[i] = j
+    return result
+
+
+def _vectorized(tape, target, sources):
+    """Jacobians from `sg.jacobian` of the lowered recording, or None when that is not
+    possible (no `sg.jacobian` yet, a custom-gradient call on the path, nested tapes)."""
+    jacobian = getattr(s2sgrad, "jacobian", None)
+    nodes = tape._nodes
+    if jacobian is None or any(isinstance(n[0], lowering.CustomCall) for n in nodes):
+        return None
+    cut = {id(s) for s in sources}
+    relevant = lowering.prune(nodes, [target], cut)
+    if not relevant and id(target) not in cut:
+        return [None] * len(sources)
+    low, spec = lowering.lower(nodes, relevant, [target], [None], sources)
+    if lowering.watched_elsewhere(low, tape):
+        return None
+    compiled = lowering.compiled_for(low, spec)
+    if compiled.jacobian is None:
+        wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
+        compiled.jacobian = jacobian(compiled.primal, wrt=wrt)
+    jacs = compiled.jacobian(*low.args)
+    by_slot = dict(zip([i for i, k in enumerate(low.arg_kinds) if k == "s"], jacs, strict=True))
+    found = []
+    for slots in low.source_args:
+        total = None
+        for slot in slots:
+            total = by_slot[slot] if total is None else total + by_slot[slot]
+        found.append(None if total is None else wrap(np.asarray(total)))
+    return found
+
+
+def _by_rows(tape, target, sources):
+    """Jacobians from one vector-Jacobian product per target element (same compiled code)."""
+    size = int(np.prod(target.shape, dtype=int))
+    rows = [[] for _ in sources]
+    connected = [False] * len(sources)
+    for k in range(size):
+        seed = np.zeros(size, dtype=np.result_type(target.dtype, 1.0))
+        seed[k] = 1.0
+        grads = lowering.backprop(
+            tape._nodes, [target], [seed.reshape(target.shape)], sources, tape
+        )
+        for i, (g, s) in enumerate(zip(grads, sources, strict=True)):
+            if g is not None:
+                connected[i] = True
+            rows[i].append(_full(g, s))
+    result = []
+    for i, s in enumerate(sources):
+        if not connected[i]:
+            result.append(None)
+            continue
+        if any(isinstance(r, Tensor) for r in rows[i]):
+            stacked = np.stack(rows[i]) if rows[i] else np.zeros((0, *s.shape))
+            result.append(np.reshape(stacked, target.shape + s.shape))
+        else:
+            stacked = np.stack(rows[i]) if rows[i] else np.zeros((0, *s.shape))
+            result.append(wrap(stacked.reshape(target.shape + s.shape)))
+    return result
+
+
+def _full(g, source):
+    if g is None:
+        return np.zeros(source.shape, dtype=np.result_type(source.dtype, 1.0))
+    if isinstance(g, Tensor):
+        return g if g.shape == source.shape else np.broadcast_to(g, source.shape)
+    return np.broadcast_to(np.asarray(g), source.shape)
+
+
+def _per_example(j, target, source):
+    """From the full Jacobian (B, *outs, B, *ins) to the per-example one (B, *outs, *ins):
+    the sum over the target's batch axis (the diagonal when examples are independent)."""
+    outs = target.ndim - 1
+    summed = np.sum(j, axis=0)  # (*outs, B, *ins)
+    return np.moveaxis(summed, outs, 0)

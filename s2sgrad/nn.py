@@ -1,0 +1,172 @@
+"""Layers and activations on Tensors: `Dense`, `BatchNormalization`, relu, elu, sigmoid, ...
+
+Everything here is ordinary NumPy on Tensors, so a tape records it operation by operation and
+the compiler differentiates it with the registry's rules; no layer has a hand-written gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .module import Module, unique_name
+from .tensor import Tensor, Variable
+
+__all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "softplus", "tanh"]
+
+
+def relu(x):
+    """max(x, 0), elementwise."""
+    return np.maximum(x, 0.0)
+
+
+def elu(x, alpha=1.0):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    return np.where(x > 0.0, x, alpha * (np.exp(np.minimum(x, 0.0)) - 1.0))
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), elementwise."""
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def softplus(x):
+    """log(1 + exp(x)), computed without overflow for large x."""
+    return np.logaddexp(x, 0.0)
+
+
+def tanh(x):
+    return np.tanh(x)
+
+
+def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along `axis`, shifted by the maximum for stability (the shift is a
+    constant of the derivative, so it does not change the gradient)."""
+    shift = np.max(np.asarray(x), axis=axis, keepdims=True)
+    e = np.exp(x - shift)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+ACTIVATIONS = {
+    "relu": relu,
+    "elu": elu,
+    "sigmoid": sigmoid,
+    "softplus": softplus,
+    "tanh": tanh,
+    "softmax": softmax,
+    "linear": None,
+}
+
+
+def _activation(activation):
+    if activation is None or callable(activation):
+        return activation
+    if isinstance(activation, str) and activation in ACTIVATIONS:
+        return ACTIVATIONS[activation]
+    raise ValueError(
+        f"activation must be a callable or one of {sorted(ACTIVATIONS)}; got {activation!r}"
+    )
+
+
+class Dense(Module):
+    """``activation(x @ kernel + bias)``, with `kernel` (in, units) built on the first call.
+
+    Args:
+        units: number of outputs (a positive int).
+        activation: None, a callable, or a name: relu, elu, sigmoid, softplus, tanh, softmax.
+        use_bias: add a bias vector (zeros initially).
+        name: layer name (default ``dense``, ``dense_1``, ...); variables are ``NAME/kernel``
+            and ``NAME/bias``.
+        seed: seed of the Glorot-uniform kernel initializer (reproducible layers).
+    """
+
+    def __init__(self, units, activation=None, use_bias=True, name=None, seed=None):
+        if isinstance(units, bool) or not isinstance(units, (int, np.integer)) or units <= 0:
+            raise ValueError(f"Dense: units must be a positive int; got {units!r}")
+        super().__init__(name if name is not None else unique_name("dense"))
+        self.units = int(units)
+        self.activation = _activation(activation)
+        self.use_bias = bool(use_bias)
+        self._rng = np.random.default_rng(seed)
+        self.kernel = None
+        self.bias = None
+
+    def build(self, in_features: int, dtype) -> None:
+        limit = np.sqrt(6.0 / (in_features + self.units))
+        kernel = self._rng.uniform(-limit, limit, size=(in_features, self.units)).astype(dtype)
+        self.kernel = Variable(kernel, name=f"{self.name}/kernel")
+        if self.use_bias:
+            self.bias = Variable(np.zeros(self.units, dtype=dtype), name=f"{self.name}/bias")
+
+    def __call__(self, x):
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if x.ndim < 1:
+            raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
+        if self.kernel is None:
+            dtype = x.dtype if x.dtype.kind == "f" else np.float64
+            self.build(x.shape[-1], dtype)
+        elif x.shape[-1] != self.kernel.shape[0]:
+            raise ValueError(
+                f"Dense {self.name!r}: input has {x.shape[-1]} features, the kernel expects "
+                f"{self.kernel.shape[0]}"
+            )
+        y = x @ self.kernel
+        if self.use_bias:
+            y = y + self.bias
+        return self.activation(y) if self.activation is not None else y
+
+
+class BatchNormalization(Module):
+    """Normalizes each feature over the batch: ``gamma * (x - mean) / sqrt(var + eps) + beta``.
+
+    With ``training=True`` the batch statistics are used (and differentiated through) and the
+    moving averages are updated; with ``training=False`` (the default) the moving averages are.
+
+    Args:
+        axis: the feature axis.
+        momentum: weight of the old moving average in each update.
+        epsilon: added to the variance.
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, name=None):
+        super().__init__(name if name is not None else unique_name("batch_normalization"))
+        self.axis = axis
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.gamma = None
+        self.beta = None
+        self.moving_mean = None
+        self.moving_variance = None
+
+    def _build(self, features: int, dtype) -> None:
+        self.gamma = Variable(np.ones(features, dtype=dtype), name=f"{self.name}/gamma")
+        self.beta = Variable(np.zeros(features, dtype=dtype), name=f"{self.name}/beta")
+        self.moving_mean = Variable(
+            np.zeros(features, dtype=dtype), trainable=False, name=f"{self.name}/moving_mean"
+        )
+        self.moving_variance = Variable(
+            np.ones(features, dtype=dtype), trainable=False, name=f"{self.name}/moving_variance"
+        )
+
+    def __call__(self, x, training=False):
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        axis = self.axis % x.ndim
+        if self.gamma is None:
+            dtype = x.dtype if x.dtype.kind == "f" else np.float64
+            self._build(x.shape[axis], dtype)
+        reduce = tuple(i for i in range(x.ndim) if i != axis)
+        shape = [1] * x.ndim
+        shape[axis] = x.shape[axis]
+        shape = tuple(shape)
+        if training:
+            mean = np.mean(x, axis=reduce, keepdims=True)
+            var = np.mean((x - mean) ** 2, axis=reduce, keepdims=True)
+            m = self.momentum
+            for moving, batch in ((self.moving_mean, mean), (self.moving_variance, var)):
+                moving.assign(m * moving.numpy() + (1 - m) * np.reshape(np.asarray(batch), -1))
+        else:
+            mean = np.reshape(self.moving_mean, shape)
+            var = np.reshape(self.moving_variance, shape)
+        scale = np.reshape(self.gamma, shape) / np.sqrt(var + self.epsilon)
+        return (x - mean) * scale + np.reshape(self.beta, shape)

@@ -1,0 +1,441 @@
+"""`GradientTape`: TensorFlow's tape semantics on NumPy values.
+
+While a tape is active (inside its ``with`` block, outside `stop_recording`), every operation
+on a Tensor it *tracks* is appended to its recording. A tape tracks the values it was told to
+`watch`, the trainable Variables read while it is active (unless
+``watch_accessed_variables=False``), and every floating-point result computed from a tracked
+value. Integer and boolean results, results of functions registered as non-differentiable
+(comparisons, rounding) and values that went through ``.numpy()`` / ``np.asarray`` are not
+tracked, which is why their gradients are None.
+
+`gradient` and `jacobian` hand the recording to `lowering`, which compiles the adjoint of the
+recorded operations with the same compiler as `sg.grad`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import warnings
+
+import numpy as np
+
+from s2sgrad import custom
+from s2sgrad.runtime import registry
+
+from . import lowering, tensor
+from .tensor import Tensor, Variable, apply, wrap
+
+__all__ = ["GradientTape", "UnconnectedGradients"]
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `GradientTape.gradient` gives for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+class GradientTape:
+    """Records operations on Tensors so that their gradients can be computed.
+
+    Args:
+        persistent: allow more than one `gradient`/`jacobian` call. A non-persistent tape
+            releases its recording after its one call and raises RuntimeError on a second.
+        watch_accessed_variables: watch every trainable Variable read while the tape is active.
+
+    Example:
+        >>> x = sg.Variable(3.0)
+        >>> with sg.GradientTape() as tape:
+        ...     y = x ** 2
+        >>> tape.gradient(y, x).numpy()
+        6.0
+    """
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_accessed = bool(watch_accessed_variables)
+        self._nodes: list = []
+        self._tracked: dict[int, Tensor] = {}  # id -> the Tensor (keeps ids unique)
+        self._variables: dict[int, Variable] = {}  # watched Variables, in watch order
+        self._used = False
+        self._active = False
+        self._last_adjoint = None
+
+    # -- context -----------------------------------------------------------------------------
+    def __enter__(self):
+        if self._active:
+            raise RuntimeError("this GradientTape is already recording (nested `with` on it)")
+        self._active = True
+        tensor.recording.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self._active = False
+        if self in tensor.recording:
+            tensor.recording.remove(self)
+        return False
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Context manager: operations inside it are not recorded by this tape."""
+        if self not in tensor.recording:
+            raise RuntimeError("stop_recording() needs a tape that is recording (inside its with)")
+        position = tensor.recording.index(self)
+        tensor.recording.remove(self)
+        try:
+            yield
+        finally:
+            if self._active:
+                tensor.recording.insert(position, self)
+
+    def reset(self):
+        """Forget everything recorded and watched so far; keep recording if active."""
+        self._nodes = []
+        self._tracked = {}
+        self._variables = {}
+        self._used = False
+
+    # -- watching ----------------------------------------------------------------------------
+    def watch(self, tensor_or_structure):
+        """Track `x` (a Tensor, a Variable, or a nested list/tuple/dict of them).
+
+        A watched integer or boolean value is not tracked (it cannot carry a gradient): a
+        UserWarning says so, and its gradient is None.
+        """
+        for item in _flatten(tensor_or_structure, "watch", "tensor"):
+            if not isinstance(item, Tensor):
+                raise TypeError(
+                    f"GradientTape.watch expects Tensors or Variables; got "
+                    f"{type(item).__name__} (wrap NumPy values with sg.constant)"
+                )
+            if item.dtype.kind not in "fc":
+                warnings.warn(
+                    f"The dtype of the watched tensor must be floating (e.g. float64), got "
+                    f"{item.dtype}: its gradient will be None",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
+            self._tracked[id(item)] = item
+            if isinstance(item, Variable):
+                self._variables.setdefault(id(item), item)
+
+    @property
+    def __wrapped_transform__(self):
+        """What `sg.source(tape)` reads: the compiled adjoint of the last `gradient` call."""
+        if self._last_adjoint is None:
+            raise AttributeError("this tape has not compiled a gradient yet")
+        return self._last_adjoint.__wrapped_transform__
+
+    def watched_variables(self) -> tuple:
+        """The Variables this tape watches, in the order it started watching them."""
+        return tuple(self._variables.values())
+
+    # -- recording (called by tensor.apply) ---------------------------------------------------
+    def _record(self, fn, args, kwargs, inputs, values, result):
+        tracked = self._tracked
+        hit = False
+        for x in inputs:
+            if id(x) in tracked:
+                hit = True
+            elif self._watch_accessed and x.__class__ is Variable and x._trainable:
+                if x.dtype.kind in "fc":
+                    tracked[id(x)] = x
+                    self._variables[id(x)] = x
+                    hit = True
+        if not hit:
+            return
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        floating = [o for o in outputs if isinstance(o, Tensor) and o._value.dtype.kind in "fc"]
+        if not floating:
+            return
+        rule = registry.lookup(fn)
+        if rule is not None and not rule.differentiable:
+            return
+        self._nodes.append((fn, args, kwargs, inputs, values, result))
+        for o in floating:
+            tracked[id(o)] = o
+
+    # -- gradients ---------------------------------------------------------------------------
+    def _start_call(self, method: str):
+        if self._used:
+            raise RuntimeError(
+                f"GradientTape.{method} can only be called once on a non-persistent tape; "
+                f"create the tape with persistent=True to call it several times"
+            )
+        if not self._persistent:
+            self._used = True
+
+    def _finish_call(self):
+        if not self._persistent:
+            self._nodes = []
+            self._tracked = {}
+
+    def gradient(
+        self,
+        target,
+        sources,
+        output_gradients=None,
+        unconnected_gradients=UnconnectedGradients.NONE,
+    ):
+        """Gradient of `target` (summed over its elements and over a nested structure of
+        targets) with respect to `sources` (a Tensor/Variable or nested list/tuple/dict of them).
+
+        Args:
+            target: a Tensor or a nested structure of Tensors.
+            sources: what to differentiate with respect to; the result has its structure.
+            output_gradients: weights for the targets (same structure): the gradient of
+                ``sum(target * output_gradient)``.
+            unconnected_gradients: ``UnconnectedGradients.NONE`` (or ``"none"``) gives None
+                for a source the target does not depend on; ``ZERO`` (``"zero"``) gives zeros.
+
+        Returns:
+            Tensors (or None) in the structure of `sources`.
+
+        Raises:
+            RuntimeError: a second call on a non-persistent tape.
+            LookupError: the path goes through a primitive with no gradient rule.
+        """
+        unconnected = _unconnected(unconnected_gradients)
+        targets = _flatten(target, "gradient", "target")
+        flat_sources = _flatten(sources, "gradient", "sources")
+        for s in flat_sources:
+            if not isinstance(s, Tensor):
+                raise TypeError(
+                    f"GradientTape.gradient: sources must be Tensors or Variables; got "
+                    f"{type(s).__name__}"
+                )
+        ogs = _output_gradients(output_gradients, target, targets)
+        self._start_call("gradient")
+        try:
+            grads = self._gradients(targets, ogs, flat_sources)
+            grads = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources, strict=True)]
+            return _unflatten(sources, iter(grads))
+        finally:
+            self._finish_call()
+
+    def _gradients(self, targets, ogs, sources) -> list:
+        for t in targets:  # ``result = v0`` then gradient(result, v0): the target reads v0
+            if self._watch_accessed and isinstance(t, Variable) and t.trainable:
+                self._tracked.setdefault(id(t), t)
+        tracked = self._tracked
+        keep = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
+        picked = [sources[i] for i in keep]
+        connected = [
+            (t, og) for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)
+        ]
+        grads = [None] * len(sources)
+        if not picked or not connected:
+            return grads
+        found = lowering.backprop(
+            self._nodes, [t for t, _ in connected], [og for _, og in connected], picked, self
+        )
+        self._last_adjoint = lowering.last_adjoint
+        for i, g in zip(keep, found, strict=True):
+            grads[i] = g
+        return grads
+
+    def jacobian(
+        self,
+        target,
+        sources,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
+        """Jacobian of `target` w.r.t. each source: shape ``target.shape + source.shape``.
+
+        `sources` may be nested; the result has its structure. Computed in one vectorized
+        sweep by `sg.jacobian` on the lowered recording.
+        """
+        from .jacobians import tape_jacobian
+
+        unconnected = _unconnected(unconnected_gradients)
+        if not isinstance(target, Tensor):
+            raise TypeError(
+                f"GradientTape.jacobian: target must be a single Tensor; got "
+                f"{type(target).__name__}"
+            )
+        flat = _flatten(sources, "jacobian", "sources")
+        self._start_call("jacobian")
+        try:
+            jacs = tape_jacobian(self, target, flat, batch=False)
+            jacs = [
+                _finish_jacobian(j, target, s, unconnected, False)
+                for j, s in zip(jacs, flat, strict=True)
+            ]
+            return _unflatten(sources, iter(jacs))
+        finally:
+            self._finish_call()
+
+    def batch_jacobian(
+        self,
+        target,
+        source,
+        unconnected_gradients=UnconnectedGradients.NONE,
+        parallel_iterations=None,
+        experimental_use_pfor=True,
+    ):
+        """Per-example Jacobian: ``result[b] = d target[b] / d source[b]``, shape
+        ``(batch, *target.shape[1:], *source.shape[1:])``. Assumes examples are independent
+        (row ``b`` of the target depends only on row ``b`` of the source)."""
+        from .jacobians import tape_jacobian
+
+        unconnected = _unconnected(unconnected_gradients)
+        for name, value in (("target", target), ("source", source)):
+            if not isinstance(value, Tensor) or value.ndim < 1:
+                raise TypeError(
+                    f"GradientTape.batch_jacobian: {name} must be a Tensor with a batch "
+                    f"axis; got {type(value).__name__} of shape {np.shape(value)}"
+                )
+        if target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"GradientTape.batch_jacobian: target batch {target.shape[0]} != source "
+                f"batch {source.shape[0]}"
+            )
+        self._start_call("batch_jacobian")
+        try:
+            (jac,) = tape_jacobian(self, target, [source], batch=True)
+            return _finish_jacobian(jac, target, source, unconnected, True)
+        finally:
+            self._finish_call()
+
+
+# -- structures and results -----------------------------------------------------------------------
+
+
+def _flatten(structure, method: str, argument: str) -> list:
+    if isinstance(structure, dict):
+        return [x for key in structure for x in _flatten(structure[key], method, argument)]
+    if isinstance(structure, (list, tuple)):
+        return [x for item in structure for x in _flatten(item, method, argument)]
+    if structure is None:
+        raise TypeError(f"GradientTape.{method}: {argument} contains None")
+    return [structure]
+
+
+def _unflatten(structure, values):
+    if isinstance(structure, dict):
+        return {key: _unflatten(structure[key], values) for key in structure}
+    if isinstance(structure, (list, tuple)):
+        items = [_unflatten(item, values) for item in structure]
+        return items if isinstance(structure, list) else type(structure)(items)
+    return next(values)
+
+
+def _unconnected(value) -> UnconnectedGradients:
+    try:
+        if isinstance(value, UnconnectedGradients):
+            return value
+        return UnconnectedGradients(value)
+    except ValueError:
+        raise ValueError(
+            f"unconnected_gradients must be UnconnectedGradients.NONE/ZERO or 'none'/'zero'; "
+            f"got {value!r}"
+        ) from None
+
+
+def _output_gradients(output_gradients, target, targets) -> list:
+    if output_gradients is None:
+        return [None] * len(targets)
+    ogs = (
+        [output_gradients]
+        if not isinstance(target, (list, tuple, dict))
+        else _flatten(output_gradients, "gradient", "output_gradients")
+    )
+    if len(ogs) != len(targets):
+        raise ValueError(
+            f"GradientTape.gradient: output_gradients has {len(ogs)} entries for "
+            f"{len(targets)} target(s)"
+        )
+    result = []
+    for og, t in zip(ogs, targets, strict=True):
+        value = og._value if isinstance(og, Tensor) else np.asarray(og)
+        if isinstance(t, Tensor) and np.shape(value) != t.shape:
+            raise ValueError(
+                f"GradientTape.gradient: output_gradients shape {np.shape(value)} does not "
+                f"match the target's shape {t.shape}"
+            )
+        result.append(og if isinstance(og, Tensor) else value)
+    return result
+
+
+def _finish(g, source: Tensor, unconnected: UnconnectedGradients):
+    """A gradient as a Tensor of the source's shape and dtype (or None / zeros)."""
+    if g is None:
+        if unconnected is UnconnectedGradients.ZERO:
+            return wrap(np.zeros_like(source._value))
+        return None
+    if isinstance(g, Tensor):
+        if g.shape != source.shape:
+            g = apply(np.broadcast_to, (g, source.shape))
+        return g
+    value = np.asarray(g)
+    if value.shape != source.shape or value.dtype != source.dtype:
+        value = np.array(np.broadcast_to(value, source.shape), dtype=source.dtype)
+    return wrap(value[()] if value.ndim == 0 else value)
+
+
+def _finish_jacobian(j, target, source, unconnected, batch: bool):
+    if j is not None:
+        return j if isinstance(j, Tensor) else wrap(j)
+    if unconnected is UnconnectedGradients.NONE:
+        return None
+    if batch:
+        shape = target.shape + source.shape[1:]
+    else:
+        shape = target.shape + source.shape
+    return wrap(np.zeros(shape, dtype=np.result_type(source.dtype, 1.0)))
+
+
+# -- stop_gradient and custom_gradient under tapes ------------------------------------------------
+
+
+def _contains_tensor(value) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_tensor(v) for v in value.values())
+    return False
+
+
+def _detach(value):
+    if isinstance(value, Tensor):
+        return wrap(value._value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detach(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _detach(v) for k, v in value.items()}
+    return value
+
+
+def _tape_hook(kind, fn, args, kwargs):
+    """Installed in `custom.tape_hooks`: handles Tensor arguments of stop_gradient and
+    custom_gradient functions (anything else is left to custom.py)."""
+    if not (_contains_tensor(args) or _contains_tensor(list(kwargs.values()))):
+        return NotImplemented
+    if kind == "stop_gradient":
+        return _detach(args[0])
+    if kind == "custom_gradient":
+        return _custom_call(fn, args, kwargs)
+    return NotImplemented
+
+
+def _custom_call(fn, args, kwargs):
+    plain = [a._value if isinstance(a, Tensor) else a for a in args]
+    paused = list(tensor.recording)
+    tensor.recording.clear()
+    try:
+        value, backward = custom._split(fn, fn(*plain, **kwargs))
+    finally:
+        tensor.recording.extend(paused)
+    if isinstance(value, Tensor):
+        value = value._value
+    call = lowering.CustomCall(getattr(fn, "__name__", "custom_gradient"), backward)
+    return tensor.apply_custom(call, args, value)
+
+
+custom.tape_hooks.append(_tape_hook)

@@ -1,0 +1,484 @@
+"""`Tensor`, `Variable` and `constant`: NumPy values that active GradientTapes can record.
+
+A Tensor wraps an ndarray (or a NumPy scalar) and implements NumPy's ``__array_ufunc__`` and
+``__array_function__`` protocols, so ordinary NumPy code (``np.sin(t)``, ``t @ w + b``,
+``np.sum(t, axis=0)``) runs on it and returns Tensors. Every such call goes through `apply`,
+which computes the result on the plain values and, when a tape is recording, hands the call to
+each active tape (`tape.GradientTape._record`). Recording is all a Tensor does: derivatives come
+later, when a tape lowers what it recorded to Python and compiles the adjoint.
+
+`np.asarray(t)` and `t.numpy()` give the plain value; what is computed from it is a constant to
+every tape (as in TensorFlow, where a value that left through NumPy loses its history).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+__all__ = ["Tensor", "Variable", "constant"]
+
+# The tapes currently recording, innermost last. `tape.py` pushes and pops them; `apply` only
+# reads it, so a call outside any tape costs one truth test.
+recording: list = []
+
+
+class Tensor:
+    """An immutable NumPy value that GradientTapes can record operations on.
+
+    Create one with `sg.constant`. Operators, indexing, array methods and NumPy functions all
+    give Tensors. ``.numpy()`` returns the value as NumPy.
+    """
+
+    __slots__ = ("__weakref__", "_value")
+    __array_priority__ = 1000  # ndarray <op> Tensor defers to the Tensor
+
+    def __init__(self, value, dtype=None):
+        self._value = _as_value(value, dtype)
+
+    # -- what the value is ----------------------------------------------------------------------
+    def numpy(self):
+        """The value as NumPy (an ndarray, or a NumPy scalar for a 0-d Tensor)."""
+        return self._value
+
+    @property
+    def value(self):
+        return self._value
+
+    @property
+    def shape(self) -> tuple:
+        return np.shape(self._value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return np.ndim(self._value)
+
+    @property
+    def size(self) -> int:
+        return np.size(self._value)
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self._value)
+        if dtype is not None and value.dtype != dtype:
+            return value.astype(dtype)
+        return value.copy() if copy else value
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __index__(self) -> int:
+        return operator.index(self._value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value, spec)
+
+    def __repr__(self) -> str:
+        value = self._value
+        return f"<sg.Tensor: shape={self.shape}, dtype={self.dtype}, numpy={value!r}>"
+
+    def __str__(self) -> str:
+        return f"sg.Tensor({self._value}, shape={self.shape}, dtype={self.dtype})"
+
+    __hash__ = object.__hash__  # by identity: Tensors may be dict keys (like a tape's sources)
+
+    def item(self):
+        return self._value.item()
+
+    def tolist(self):
+        return np.asarray(self._value).tolist()
+
+    # -- NumPy protocols ------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if "out" in kwargs:
+            raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
+        fn = ufunc if method == "__call__" else getattr(ufunc, method)
+        return apply(fn, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return apply(func, args, kwargs)
+
+    # -- operators ------------------------------------------------------------------------------
+    def __add__(self, other):
+        return _binary(operator.add, self, other)
+
+    def __radd__(self, other):
+        return _binary(operator.add, other, self)
+
+    def __sub__(self, other):
+        return _binary(operator.sub, self, other)
+
+    def __rsub__(self, other):
+        return _binary(operator.sub, other, self)
+
+    def __mul__(self, other):
+        return _binary(operator.mul, self, other)
+
+    def __rmul__(self, other):
+        return _binary(operator.mul, other, self)
+
+    def __truediv__(self, other):
+        return _binary(operator.truediv, self, other)
+
+    def __rtruediv__(self, other):
+        return _binary(operator.truediv, other, self)
+
+    def __floordiv__(self, other):
+        return _binary(operator.floordiv, self, other)
+
+    def __rfloordiv__(self, other):
+        return _binary(operator.floordiv, other, self)
+
+    def __mod__(self, other):
+        return _binary(operator.mod, self, other)
+
+    def __rmod__(self, other):
+        return _binary(operator.mod, other, self)
+
+    def __pow__(self, other):
+        return _binary(operator.pow, self, other)
+
+    def __rpow__(self, other):
+        return _binary(operator.pow, other, self)
+
+    def __matmul__(self, other):
+        return _binary(operator.matmul, self, other)
+
+    def __rmatmul__(self, other):
+        return _binary(operator.matmul, other, self)
+
+    def __neg__(self):
+        return apply(operator.neg, (self,))
+
+    def __pos__(self):
+        return apply(operator.pos, (self,))
+
+    def __abs__(self):
+        return apply(np.absolute, (self,))
+
+    def __lt__(self, other):
+        return _binary(operator.lt, self, other)
+
+    def __le__(self, other):
+        return _binary(operator.le, self, other)
+
+    def __gt__(self, other):
+        return _binary(operator.gt, self, other)
+
+    def __ge__(self, other):
+        return _binary(operator.ge, self, other)
+
+    def __eq__(self, other):
+        return _binary(operator.eq, self, other)
+
+    def __ne__(self, other):
+        return _binary(operator.ne, self, other)
+
+    def __getitem__(self, index):
+        return apply(operator.getitem, (self, _plain_index(index)))
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            "Tensors are immutable: build a new value (np.where, np.concatenate) or use a "
+            "Variable and .assign()"
+        )
+
+    # -- array methods (each is the NumPy function, so it is recorded the same way) -----------
+    @property
+    def T(self):
+        return apply(np.transpose, (self,))
+
+    def transpose(self, *axes):
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        return apply(np.transpose, (self, tuple(axes) if axes else None))
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 else shape
+        return apply(np.reshape, (self, shape))
+
+    def sum(self, axis=None, keepdims=False):
+        return apply(np.sum, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def mean(self, axis=None, keepdims=False):
+        return apply(np.mean, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def prod(self, axis=None, keepdims=False):
+        return apply(np.prod, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def max(self, axis=None, keepdims=False):
+        return apply(np.max, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def min(self, axis=None, keepdims=False):
+        return apply(np.min, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        return apply(np.std, (self,), {"axis": axis, "ddof": ddof, "keepdims": keepdims})
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        return apply(np.var, (self,), {"axis": axis, "ddof": ddof, "keepdims": keepdims})
+
+    def cumsum(self, axis=None):
+        return apply(np.cumsum, (self,), {"axis": axis})
+
+    def dot(self, other):
+        return apply(np.dot, (self, other))
+
+    def squeeze(self, axis=None):
+        return apply(np.squeeze, (self,), {"axis": axis})
+
+    def ravel(self):
+        return apply(np.ravel, (self,))
+
+    flatten = ravel
+
+    def swapaxes(self, axis1, axis2):
+        return apply(np.swapaxes, (self, axis1, axis2))
+
+    def clip(self, a_min=None, a_max=None):
+        return apply(np.clip, (self, a_min, a_max))
+
+    def copy(self):
+        return apply(np.copy, (self,))
+
+    def astype(self, dtype):
+        """A Tensor of another dtype: floating to floating keeps the gradient, to integer
+        drops it (integer values carry no gradient)."""
+        kind = np.dtype(dtype).kind
+        if kind in "fc" and self.dtype.kind in "fc":
+            return apply(_cast_to(np.dtype(dtype)), (self,))
+        return Tensor(np.asarray(self._value).astype(dtype))
+
+
+class Variable(Tensor):
+    """A mutable value that tapes watch automatically (when trainable).
+
+    Args:
+        initial_value: array-like (or a Tensor) giving the value and shape.
+        trainable: whether tapes with ``watch_accessed_variables=True`` watch it on first use.
+        name: shown by ``.name`` (``Module`` layers name them ``dense/kernel``).
+        dtype: NumPy dtype; default NumPy's (a Python float becomes float64).
+
+    Arithmetic on a Variable gives a `Tensor` (``Variable(2.0) + 1.0`` is not a Variable).
+    ``assign``/``assign_add``/``assign_sub`` replace the value in place of the variable; they are
+    stateful, so a tape does not see through them (gradients to what was added are None).
+    """
+
+    __slots__ = ("_name", "_trainable")
+    _counter = 0
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        if isinstance(initial_value, Tensor):
+            initial_value = initial_value.numpy()
+        value = _as_value(initial_value, dtype)
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"Variable name must be a str; got {type(name).__name__}")
+        self._value = value
+        self._trainable = bool(trainable)
+        if name is None:
+            Variable._counter += 1
+            name = "Variable" if Variable._counter == 1 else f"Variable_{Variable._counter - 1}"
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    def assign(self, value):
+        """Replace the value (same shape; cast to the variable's dtype). Returns the variable."""
+        self._value = self._checked(value, "assign")
+        return self
+
+    def assign_add(self, delta):
+        """Add `delta` to the value. Stateful: no tape sees a path from `delta`."""
+        self._value = (self._value + self._checked(delta, "assign_add")).astype(self.dtype)
+        return self
+
+    def assign_sub(self, delta):
+        """Subtract `delta` from the value. Stateful: no tape sees a path from `delta`."""
+        self._value = (self._value - self._checked(delta, "assign_sub")).astype(self.dtype)
+        return self
+
+    def _checked(self, value, method: str):
+        plain = value.numpy() if isinstance(value, Tensor) else value
+        array = np.asarray(plain, dtype=self.dtype)
+        if array.shape != self.shape:
+            raise ValueError(
+                f"Variable.{method}: value has shape {array.shape}, the variable {self.name!r} "
+                f"has shape {self.shape}"
+            )
+        return array.copy() if array is plain or array.base is not None else array
+
+    def __repr__(self) -> str:
+        return (
+            f"<sg.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, "
+            f"numpy={self._value!r}>"
+        )
+
+
+def constant(value, dtype=None, name=None):
+    """An immutable `Tensor` holding `value` (array-like; a Tensor's value is copied).
+
+    Args:
+        value: a number, nested list or ndarray.
+        dtype: NumPy dtype; default NumPy's choice (Python floats give float64, ints int64).
+        name: accepted for TensorFlow compatibility; a constant has no name.
+
+    Example:
+        >>> x = sg.constant(3.0)
+        >>> with sg.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x ** 2
+        >>> tape.gradient(y, x).numpy()
+        6.0
+    """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"constant name must be a str; got {type(name).__name__}")
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    return Tensor(value, dtype)
+
+
+def _as_value(value, dtype):
+    if isinstance(value, Tensor):
+        value = value._value
+    try:
+        array = np.array(value, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cannot make a Tensor of {type(value).__name__}: {exc}") from None
+    if array.dtype == object:
+        raise TypeError(f"cannot make a Tensor of {type(value).__name__} (object array)")
+    return array[()] if array.ndim == 0 else array
+
+
+_casts: dict = {}
+
+
+def _cast_to(dtype: np.dtype):
+    """``np.float32`` and friends as primitives: calling the scalar type casts an array."""
+    fn = _casts.get(dtype)
+    if fn is None:
+        fn = _casts[dtype] = dtype.type
+    return fn
+
+
+def _plain_index(index):
+    """An index with Tensors replaced by their values: indices carry no gradient."""
+    if isinstance(index, Tensor):
+        return index._value
+    if isinstance(index, tuple):
+        return tuple(i._value if isinstance(i, Tensor) else i for i in index)
+    return index
+
+
+# -- applying a primitive -------------------------------------------------------------------------
+
+
+def _unwrap_args(args) -> tuple[list, list, list]:
+    """Plain values of `args` (Tensors replaced, one level of lists/tuples looked into), the
+    Tensors found, and their values at this moment (a Variable's value may change later)."""
+    plain, inputs, values = [], [], []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            value = arg._value
+            plain.append(value)
+            inputs.append(arg)
+            values.append(value)
+        elif isinstance(arg, (list, tuple)) and any(isinstance(a, Tensor) for a in arg):
+            parts = []
+            for item in arg:
+                if isinstance(item, Tensor):
+                    parts.append(item._value)
+                    inputs.append(item)
+                    values.append(item._value)
+                else:
+                    parts.append(item)
+            plain.append(type(arg)(parts))
+        else:
+            plain.append(arg)
+    return plain, inputs, values
+
+
+def apply(fn, args: tuple, kwargs: dict | None = None):
+    """Call primitive `fn` on the values of `args`, wrap the result, record it on active tapes.
+
+    Tensors may appear as arguments, inside list/tuple arguments (``np.stack([a, b])``) or as
+    keyword values. Array results become Tensors (a tuple or list of arrays becomes one of
+    Tensors); anything else (a shape, a Python number from ``np.ndim``) is returned as is.
+    """
+    plain, inputs, values = _unwrap_args(args)
+    if kwargs:
+        kw = {}
+        for key, value in kwargs.items():
+            if isinstance(value, Tensor):
+                inputs.append(value)
+                values.append(value._value)
+                value = value._value
+            kw[key] = value
+        out = fn(*plain, **kw)
+    else:
+        out = fn(*plain)
+    result = _wrap(out)
+    if recording and inputs:
+        for tape in recording:
+            tape._record(fn, args, kwargs, inputs, values, result)
+    return result
+
+
+def _binary(fn, a, b):
+    """An operator: a Python list operand is an array (``x * [3.0, 4.0]``), as in NumPy."""
+    if a.__class__ is list or a.__class__ is tuple:
+        a = np.asarray(a)
+    elif b.__class__ is list or b.__class__ is tuple:
+        b = np.asarray(b)
+    return apply(fn, (a, b))
+
+
+def _wrap(out):
+    cls = out.__class__
+    if cls is np.ndarray or isinstance(out, np.generic):
+        tensor = Tensor.__new__(Tensor)
+        tensor._value = out
+        return tensor
+    if isinstance(out, (tuple, list)) and out and all(isinstance(o, np.ndarray) for o in out):
+        return type(out)(_wrap(o) for o in out) if cls in (tuple, list) else tuple(map(_wrap, out))
+    return out
+
+
+def wrap(value):
+    """A Tensor sharing `value` (an ndarray or NumPy scalar), without copying it."""
+    tensor = Tensor.__new__(Tensor)
+    tensor._value = value
+    return tensor
+
+
+def apply_custom(call, args: tuple, value):
+    """Record a call whose result `value` is already computed (a custom-gradient function)."""
+    _, inputs, values = _unwrap_args(args)
+    result = _wrap(np.asarray(value) if not isinstance(value, np.generic) else value)
+    if isinstance(result, Tensor) and result._value.ndim == 0 and isinstance(value, float):
+        result._value = result._value[()]
+    if recording and inputs:
+        for tape in recording:
+            tape._record(call, args, None, inputs, values, result)
+    return result
