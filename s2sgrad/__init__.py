@@ -16,6 +16,7 @@ from s2sgrad.transforms.errors import TransformError
 # -- GradientTape front door (issue 5) --
 from . import nn
 from .custom import custom_gradient, stop_gradient
+from .export import export
 from .forward_api import jvp
 from .module import Module
 from .tape import GradientTape, UnconnectedGradients
@@ -34,6 +35,7 @@ __all__ = [
     "__version__",
     "constant",
     "custom_gradient",
+    "export",
     "grad",
     "jvp",
     "nn",

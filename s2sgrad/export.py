@@ -1,0 +1,254 @@
+"""`sg.export`: a generated function as a standalone module (numpy and s2sgrad.runtime only).
+
+A generated function lives in a module of its own whose globals hold what the text does not:
+the constants captured from the user's globals and closure, and the forward/backward halves of
+the user functions it calls (each compiled in a module of its own, see `transforms.calls`).
+Export walks those globals from the entry function, writes every generated ``def`` it reaches
+into one file, and writes each captured constant as a literal (exact: floats by `repr`, arrays
+with NaN or many elements from their bytes). A constant that is not data (a function from
+another library, an open file, ...) cannot be written down; export says which one instead of
+writing a module that fails when imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import math
+import os
+import tempfile
+import types
+
+import numpy as np
+
+__all__ = ["export"]
+
+_READABLE_SIZE = 256  # arrays up to this size are written as nested lists, larger ones as bytes
+
+
+def export(fn, path) -> str:
+    """Write the generated source of `fn` as a module that needs only numpy and s2sgrad.runtime.
+
+    Args:
+        fn: a function returned by an s2sgrad transform (``sg.grad(f)``, ...). The general
+            specialization is written, so the module accepts every argument type `fn` does.
+        path: the file to write (str or path-like); written atomically, replacing a file there.
+
+    Returns:
+        The path written, as a string. ``import``-ing it (or running it with ``exec``) defines
+        the entry function, which gives the same results as `fn`.
+
+    Raises:
+        TypeError: `fn` is not a generated function, or `path` is not a path.
+        ValueError: the generated code reads a captured value that cannot be written as a
+            literal (it is named in the message).
+
+    Example:
+        >>> df = sg.grad(f)                       # doctest: +SKIP
+        >>> sg.export(df, "f_grad.py")            # doctest: +SKIP
+        >>> from f_grad import dfdx               # doctest: +SKIP
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike; got {type(path).__name__}")
+    path = os.fspath(path)
+    entry = _generated_entry(fn)
+    text = standalone_source(entry)
+    compile(text, path, "exec")  # a bug here must not leave a broken file behind
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".s2sgrad-export-", suffix=".py", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return path
+
+
+def _generated_entry(fn) -> types.FunctionType:
+    from .dispatch import CompiledGradient
+
+    compiled = getattr(fn, "__wrapped_transform__", None)
+    if isinstance(compiled, CompiledGradient):
+        return compiled.generic().function
+    if isinstance(fn, types.FunctionType) and hasattr(fn, "__s2sgrad_source__"):
+        return fn
+    raise TypeError(
+        f"sg.export expects a function returned by an s2sgrad transform (sg.grad(f), ...); "
+        f"got {getattr(fn, '__name__', fn)!r}"
+    )
+
+
+class _Module:
+    """One generated module's text, parsed: its imports, defs and the names it reads."""
+
+    def __init__(self, source: str, globals_: dict):
+        self.source = source
+        self.globals = globals_
+        tree = ast.parse(self.source)
+        self.docstring = ast.get_docstring(tree) or ""
+        lines = self.source.splitlines()
+        self.imports: list[ast.stmt] = []
+        self.defs: dict[str, str] = {}
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
+            elif isinstance(node, ast.FunctionDef):
+                self.defs[node.name] = "\n".join(lines[node.lineno - 1 : node.end_lineno])
+        bound = set(self.defs)
+        for node in self.imports:
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        locals_ = {
+            n.id
+            for fn in tree.body
+            if isinstance(fn, ast.FunctionDef)
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | {a.arg for fn in ast.walk(tree) if isinstance(fn, ast.arguments) for a in _args(fn)}
+        self.free = sorted(read - bound - locals_ - {"__all__"})
+
+
+def _args(arguments: ast.arguments) -> list[ast.arg]:
+    found = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    return found + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+
+
+def standalone_source(entry: types.FunctionType) -> str:
+    """The text of one module holding `entry`, every generated function it reaches and the
+    constants they read."""
+    modules: list[_Module] = []
+    seen: set[int] = set()
+    constants: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    pending = [entry]
+    while pending:
+        function = pending.pop(0)
+        source = _generated_source(function)
+        if id(source) in seen:
+            continue
+        seen.add(id(source))
+        module = _Module(source, function.__globals__)
+        modules.append(module)
+        for name in module.free:
+            value = module.globals.get(name, _MISSING)
+            if value is _MISSING:
+                if hasattr(builtins, name):
+                    continue
+                raise ValueError(f"the generated code reads {name!r}, which is not defined")
+            if _generated_source(value) is not None:
+                pending.append(value)
+                continue
+            text = literal(value, name)
+            if name in constants and constants[name] != text:
+                raise ValueError(
+                    f"two generated modules read different values named {name!r}; rename one "
+                    f"of them in the source to export this function"
+                )
+            constants[name] = text
+    for module in modules:
+        for name in module.defs:
+            if name in owner and owner[name] != module.source:
+                raise ValueError(f"two generated functions are named {name!r}")
+            owner[name] = module.source
+    return _render(entry.__name__, modules, constants)
+
+
+_MISSING = object()
+
+
+def _generated_source(value) -> str | None:
+    """The module text a generated function was compiled from (codegen marks the module's
+    first function; the others share its globals), or None for anything else."""
+    if not isinstance(value, types.FunctionType):
+        return None
+    source = getattr(value, "__s2sgrad_source__", None)
+    if source is not None:
+        return source
+    if not str(value.__globals__.get("__name__", "")).startswith("s2sgrad.generated."):
+        return None
+    for other in value.__globals__.values():
+        if isinstance(other, types.FunctionType) and other.__globals__ is value.__globals__:
+            source = getattr(other, "__s2sgrad_source__", None)
+            if source is not None:
+                return source
+    return None
+
+
+def _render(entry: str, modules: list[_Module], constants: dict[str, str]) -> str:
+    plain: set[str] = set()
+    helpers: set[str] = set()
+    for module in modules:
+        for node in module.imports:
+            if isinstance(node, ast.ImportFrom):
+                helpers.update(a.name for a in node.names)
+            else:
+                plain.add(ast.unparse(node))
+    docstring = modules[0].docstring.rstrip() + (
+        "\n\nExported by s2sgrad.export: a standalone module that needs only numpy and "
+        "s2sgrad.runtime.\n"
+    )
+    lines = [f'"""{docstring}"""', ""]
+    lines += sorted(plain, key=lambda s: (s != "import math", s))
+    if helpers:
+        lines.append(f"from s2sgrad.runtime import {', '.join(sorted(helpers))}")
+    lines += ["", f'__all__ = ["{entry}"]', ""]
+    if constants:
+        lines.append("# constants captured from the functions' globals and closures")
+        lines += [f"{name} = {text}" for name, text in sorted(constants.items())]
+        lines.append("")
+    for index, module in enumerate(modules):
+        if index:
+            first = module.docstring.splitlines()[0] if module.docstring else ""
+            lines += ["", f"# {first}" if first else "# called above"]
+        lines += ["", "\n\n\n".join(module.defs.values()), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def literal(value, name: str = "value") -> str:
+    """Python source that evaluates (with ``np`` imported) to a value equal to `value`.
+
+    Raises:
+        ValueError: `value` is not data (numbers, strings, arrays and containers of them).
+    """
+    if value is None or isinstance(value, (bool, int, str, bytes)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f'float("{value!r}")'
+    if isinstance(value, complex):
+        return f"complex({literal(value.real)}, {literal(value.imag)})"
+    if isinstance(value, np.generic) and value.dtype.kind in "biufc":
+        item = value.item()
+        return f"np.{value.dtype.name}({literal(item, name)})"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+        return _array(value)
+    if isinstance(value, (tuple, list)):
+        items = [literal(v, name) for v in value]
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, dict) and all(isinstance(k, (str, int)) for k in value):
+        return "{" + ", ".join(f"{k!r}: {literal(v, name)}" for k, v in value.items()) + "}"
+    kind = type(value).__name__
+    where = getattr(value, "__module__", None) or type(value).__module__
+    raise ValueError(
+        f"cannot export: the generated code reads {name!r}, a {kind} from {where}, which "
+        f"cannot be written into a standalone module (only numbers, strings, NumPy arrays and "
+        f"tuples/lists/dicts of them can)"
+    )
+
+
+def _array(value: np.ndarray) -> str:
+    dtype = value.dtype.newbyteorder("<") if value.dtype.byteorder == ">" else value.dtype
+    finite = value.dtype.kind not in "fc" or bool(np.all(np.isfinite(value)))
+    if value.size <= _READABLE_SIZE and finite:
+        items = repr(value.tolist())
+        return f'np.array({items}, dtype="{dtype.str}").reshape({value.shape!r}).copy()'
+    data = np.ascontiguousarray(value, dtype=dtype).tobytes().hex()
+    chunks = "".join(f'\n        "{data[i : i + 80]}"' for i in range(0, len(data), 80))
+    return (
+        f'np.frombuffer(\n    bytes.fromhex({chunks}\n    ),\n    dtype="{dtype.str}",\n'
+        f").reshape({value.shape!r}).copy()"
+    )

@@ -1,0 +1,156 @@
+"""`sg.export`: the module it writes imports in a fresh interpreter (numpy and s2sgrad.runtime
+only) and gives bit-for-bit the results of the function it was exported from."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+from s2sgrad.export import literal
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+W = np.array([[0.5, -1.0], [2.0, np.nan]])
+TABLE = np.linspace(-1.0, 1.0, 1000)
+SETTINGS = {"scale": 0.1, "powers": (2, 3)}
+
+
+def helper(v):
+    return np.sin(v) * SETTINGS["scale"]
+
+
+def with_constants(x, y):
+    total = np.sum(helper(x) * x) + np.sum(TABLE[:3] * x) * y
+    return total + np.nansum(W) * y ** SETTINGS["powers"][1]
+
+
+def power_tower(x, n):
+    if n == 0:
+        return x
+    return power_tower(x * 1.5, n - 1) + np.sin(x)
+
+
+class _Scaler:
+    factor = 3.0
+
+
+SCALER = _Scaler()
+
+
+def reads_an_object(x):
+    return x * SCALER.factor
+
+
+def _run_exported(path, calls: list[str]) -> list:
+    """Import the exported module in a fresh interpreter, run `calls`, return exact results."""
+    code = f"""
+import importlib.util, json, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("exported", {str(path)!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+def exact(value):
+    if isinstance(value, tuple):
+        return [exact(v) for v in value]
+    array = np.asarray(value, dtype=float)
+    return [type(value).__name__, list(array.shape), array.tobytes().hex()]
+results = [exact(eval(call, vars(module), {{"np": np}})) for call in {calls!r}]
+print(json.dumps({{"results": results}}))
+"""
+    env = {**os.environ, "PYTHONPATH": REPO}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _exact(value):
+    if isinstance(value, tuple):
+        return [_exact(v) for v in value]
+    array = np.asarray(value, dtype=float)
+    return [type(value).__name__, list(array.shape), array.tobytes().hex()]
+
+
+def test_round_trip_in_a_fresh_interpreter(tmp_path):
+    df = sg.grad(with_constants, wrt=("x", "y"))
+    dtower = sg.grad(power_tower)
+    x = np.array([0.1, -0.2, 0.3])
+    expected = [_exact(df(x, 2.0)), _exact(df(x, np.float64(0.5))), _exact(dtower(0.3, 4))]
+    grad_path = sg.export(df, tmp_path / "grad_module.py")
+    assert grad_path == str(tmp_path / "grad_module.py")
+    sg.export(dtower, str(tmp_path / "tower.py"))
+    run = _run_exported(
+        grad_path,
+        [
+            "dwith_constantsdx_y(np.array([0.1, -0.2, 0.3]), 2.0)",
+            "dwith_constantsdx_y(np.array([0.1, -0.2, 0.3]), np.float64(0.5))",
+        ],
+    )
+    assert run["results"] == expected[:2]
+    assert _run_exported(tmp_path / "tower.py", ["dpower_towerdx(0.3, 4)"])["results"] == [
+        expected[2]
+    ]
+
+
+def test_exported_text_is_one_module(tmp_path):
+    path = sg.export(sg.grad(with_constants), tmp_path / "m.py")
+    text = open(path).read()
+    tree = ast.parse(text)
+    defs = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert defs == ["dwith_constantsdx", "_fwd_helper", "_bwd_helper"]
+    assert '__all__ = ["dwith_constantsdx"]' in text
+    imports = [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert all(i == "import numpy as np" or "s2sgrad.runtime" in i for i in imports), imports
+    assert not [p for p in os.listdir(tmp_path) if p != "m.py"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0.1,
+        -0.0,
+        float("inf"),
+        3,
+        True,
+        None,
+        "text",
+        1 + 2j,
+        np.float32(0.1),
+        np.int64(7),
+        np.arange(6, dtype=np.int32).reshape(2, 3),
+        np.array([np.nan, 1e-300, -np.inf]),
+        np.linspace(0.0, 1.0, 300, dtype=np.float32),
+        np.array([[1 + 1j, 2.5]]),
+        ((1.0,), [2, {"a": np.zeros(2)}]),
+    ],
+)
+def test_literals_are_exact(value):
+    rebuilt = eval(literal(value), {"np": np})
+    assert type(rebuilt) is type(value)
+    if isinstance(value, float) and value != value:
+        assert rebuilt != rebuilt
+    elif isinstance(value, (np.ndarray, np.generic)):
+        assert rebuilt.dtype == value.dtype and rebuilt.shape == value.shape
+        assert rebuilt.tobytes() == value.tobytes()
+    elif isinstance(value, tuple):
+        assert repr(rebuilt) == repr(value)
+    else:
+        assert rebuilt == value and repr(rebuilt) == repr(value)
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(TypeError, match="function returned by an s2sgrad transform"):
+        sg.export(with_constants, tmp_path / "x.py")
+    with pytest.raises(TypeError, match="path must be a str"):
+        sg.export(sg.grad(power_tower), 3)
+    with pytest.raises(ValueError, match="'SCALER', a _Scaler"):
+        sg.export(sg.grad(reads_an_object), tmp_path / "y.py")
+    assert not os.path.exists(tmp_path / "y.py")
