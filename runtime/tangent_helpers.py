@@ -14,19 +14,24 @@ import numpy as np
 from .containers import is_container
 
 __all__ = [
+    "accumulate_tangent",
     "batch_array",
     "batch_axis",
     "batch_concatenate",
     "batch_cumsum",
+    "batch_fresh_adjoint",
     "batch_index",
     "batch_permutation",
     "batch_shape",
     "batch_size",
+    "batch_unbroadcast",
+    "batch_unreduce",
     "broadcast_tangent",
+    "identity_directions",
     "lift_tangent",
     "map_examples",
-    "norm_axes",
     "matmul_tangent",
+    "norm_axes",
     "set_batch_item",
     "solve_jvp",
     "solve_tangent",
@@ -221,3 +226,79 @@ def set_batch_item(t, index, value):
 def norm_axes(x, axis=None):
     """The axes ``np.linalg.norm(x, axis=axis)`` reduces (all of them for ``axis=None``)."""
     return tuple(range(np.ndim(x))) if axis is None else axis
+
+
+def _lift_to(t, rank: int):
+    """Batched `t` with axes of length 1 inserted behind the batch axis up to `rank` + 1."""
+    t = np.asarray(t)
+    missing = rank + 1 - t.ndim
+    if missing <= 0:
+        return t
+    return np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
+
+
+def _shape_of(value) -> tuple:
+    return value if value.__class__ is tuple else np.shape(value)
+
+
+def batch_unbroadcast(t, ans, x, *operands):
+    """``unbroadcast`` applied to each direction of a batched tangent `t`."""
+    from .adjoint_helpers import unbroadcast
+
+    t = np.asarray(t)
+    batch = t.shape[0]
+    shapes = [_shape_of(x), *(_shape_of(o) for o in operands)]
+    rank = max(len(s) for s in (*shapes, t.shape[1:]))
+
+    def padded(shape):
+        return (batch,) + (1,) * (rank - len(shape)) + tuple(shape)
+
+    out = unbroadcast(np.reshape(t, padded(t.shape[1:])), *(padded(s) for s in shapes))
+    return np.reshape(out, (batch, *np.shape(ans)))
+
+
+def batch_unreduce(t, ans, x, axis=None, keepdims=False):
+    """``unreduce`` applied to each direction of a batched tangent `t`."""
+    if axis is None or keepdims:
+        return t
+    shape = _shape_of(x)
+    ndim = len(shape)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(sorted(a % ndim for a in axes))
+    reduced = tuple(n for i, n in enumerate(shape) if i not in axes)
+    t = np.broadcast_to(_lift_to(t, len(reduced)), (np.shape(t)[0], *reduced))
+    return np.expand_dims(t, tuple(a + 1 for a in axes))
+
+
+def batch_fresh_adjoint(t, x):
+    """``fresh_adjoint`` applied to each direction of a batched tangent `t`."""
+    shape = _shape_of(x)
+    t = _lift_to(t, len(shape))
+    return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=np.result_type(t, 1.0))
+
+
+def accumulate_tangent(tdx, index, tg, dx):
+    """The tangent of ``accumulate_at(dx, index, g)``: `tg` added into a copy of `tdx` (its
+    own copy: the tangent may be shared), behind the batch axis if there is one."""
+    from .adjoint_helpers import accumulate_at
+
+    if tdx is None:
+        batched = tg is not None and np.ndim(tg) > np.ndim(dx[index])
+        batch = np.shape(tg)[0] if batched else None
+        tdx = zero_tangent(dx, batch)
+    else:
+        tdx = writable_tangent(tdx)
+    if tg is None:
+        return tdx
+    if np.ndim(tdx) > np.ndim(dx):
+        items = index if isinstance(index, tuple) else (index,)
+        return accumulate_at(tdx, (slice(None), *items), tg)
+    return accumulate_at(tdx, index, tg)
+
+
+def identity_directions(x):
+    """Every unit direction of `x` at once: the batched tangent whose direction ``k`` is 1 at
+    element ``k`` of `x` (shape ``(x.size, *x.shape)``)."""
+    shape = np.shape(x)
+    size = int(np.prod(shape))
+    return np.eye(size, dtype=np.result_type(x, 1.0)).reshape((size, *shape))

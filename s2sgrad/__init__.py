@@ -15,6 +15,7 @@ from s2sgrad.transforms.errors import TransformError
 
 # -- GradientTape front door (issue 5) --
 from . import nn
+from .composed import hessian, hvp, jacobian, vjp
 from .custom import custom_gradient, stop_gradient
 from .export import export
 from .forward_api import jvp
@@ -37,9 +38,13 @@ __all__ = [
     "custom_gradient",
     "export",
     "grad",
+    "hessian",
+    "hvp",
+    "jacobian",
     "jvp",
     "nn",
     "source",
     "stop_gradient",
     "value_and_grad",
+    "vjp",
 ]

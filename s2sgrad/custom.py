@@ -81,3 +81,13 @@ def _split(f, result):
             f"{getattr(f, '__name__', f)} returned {type(result).__name__}"
         )
     return result[0], result[1]
+
+
+def _register() -> None:
+    """`stop_gradient` is a primitive without a derivative for the compiler."""
+    from s2sgrad.runtime import registry
+
+    registry.register_nondiff([stop_gradient])
+
+
+_register()

@@ -45,7 +45,11 @@ def jvp(f, primals, tangents):
         >>> sg.jvp(f, (1.0,), (1.0,))   # doctest: +SKIP
         (0.8414709848078965, 1.3817732906760363)
     """
+    from .composed import concrete, transformed
+
     primals, tangents = _check_pairs(f, primals, tangents)
+    if transformed(f) is not None:  # a generated function: its code is transformed again
+        f = concrete(f, primals)
     params = _positional(f)[: len(primals)]
     wrt = tuple(p for p, t in zip(params, tangents, strict=True) if t is not None)
     compiled = forward_transform(f, wrt)

@@ -23,7 +23,8 @@ def grad(f=None, wrt=0, *, optimize=True, simplify=False):
         wrt: the argument to differentiate with respect to: an index, a parameter name, or a
             tuple of them (then the result is a tuple of gradients).
         optimize: run the optimizer on the generated code (turn off to see the raw adjoint).
-        simplify: symbolic simplification with sympy (not available yet).
+        simplify: after the optimizer, simplify the generated arithmetic with sympy and
+            share common subexpressions (slower to transform; see transforms/simplify.py).
 
     Returns:
         A function with `f`'s signature whose ``__name__`` is the generated entry (``dfdx``).
@@ -66,12 +67,14 @@ def source(fn, *example_args) -> str:
     specialization those arguments select (Python numbers need no shape bookkeeping).
     """
     compiled = getattr(fn, "__wrapped_transform__", None)
-    if not isinstance(compiled, CompiledGradient):
+    if not hasattr(compiled, "for_arguments"):
         raise TypeError(
             f"sg.source expects a function returned by an s2sgrad transform; got {fn!r}"
         )
     if example_args:
-        return compiled.for_arguments(_bind_all(compiled, example_args)).source
+        from .composed import bind
+
+        return compiled.for_arguments(bind(fn, example_args)).source
     return compiled.generic().source
 
 
@@ -83,18 +86,23 @@ def _bind_all(compiled: CompiledGradient, args: tuple) -> tuple:
 
 
 def _transform(f, wrt, optimize, simplify, with_value):
-    if simplify:
-        raise NotImplementedError(
-            "simplify=True (sympy simplification of generated code) is not implemented yet"
-        )
     if not isinstance(f, types.FunctionType):
         raise TypeError(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
+    from .composed import grad_of_transformed, transformed
+
+    if transformed(f) is not None:  # a generated function: differentiate its code again
+        names, is_tuple = _normalize_wrt(transformed(f).analysis.fn, wrt)
+        return grad_of_transformed(f, names, is_tuple, with_value)
     names, is_tuple = _normalize_wrt(f, wrt)
     spec = GradSpec(
-        wrt=names, wrt_is_tuple=is_tuple, with_value=with_value, optimize=bool(optimize)
+        wrt=names,
+        wrt_is_tuple=is_tuple,
+        with_value=with_value,
+        optimize=bool(optimize),
+        simplify=bool(simplify),
     )
     key = (f.__code__, spec, registry.version, id(f.__globals__))
     cached = _cache.get(key)

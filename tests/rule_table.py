@@ -29,6 +29,8 @@ from collections.abc import Callable
 import numpy as np
 import sympy as sp
 
+from s2sgrad import runtime
+
 Shape = tuple[int, ...]
 
 
@@ -96,6 +98,7 @@ ELEMENTWISE = [
     *_binary([operator.pow, np.power], domain=(POSITIVE, (-2.0, 2.0))),
     *_binary([operator.mod, np.mod], domain=((0.1, 3.0), POSITIVE)),
     *_binary([np.arctan2, np.logaddexp]),
+    *_binary([runtime.safe_divide], domain=((-2.0, 2.0), POSITIVE)),
     *_binary([math.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
     *_binary([math.atan2], shapes=SCALAR_PAIR),
     Row(math.log, SCALAR_PAIR, domain=(POSITIVE, (1.5, 3.0))),
@@ -361,6 +364,7 @@ SYMBOLIC = [
     *_sym([np.arccos, math.acos], sp.acos, UNIT),
     *_sym([np.arctan, math.atan], sp.atan),
     *_sym([np.arctan2, math.atan2], sp.atan2),
+    *_sym([runtime.safe_divide], lambda x, y: x / y, ((-2.0, 2.0), POSITIVE)),
     *_sym([np.sinh, math.sinh], sp.sinh),
     *_sym([np.cosh, math.cosh], sp.cosh),
     *_sym([np.tanh, math.tanh], sp.tanh),

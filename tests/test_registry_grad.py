@@ -28,6 +28,7 @@ from rule_table import TABLE
 from s2sgrad.runtime import registry
 
 import s2sgrad as sg
+from s2sgrad import runtime
 
 CASES = [(row, shapes) for row in TABLE for shapes in row.shapes]
 MODULE = "registry_generated_functions"
@@ -45,7 +46,13 @@ BINARY_SYNTAX = {
     operator.matmul: "@",
 }
 UNARY_SYNTAX = {operator.neg: "-", operator.pos: "+"}
-NAMESPACES = (("np", np), ("np.linalg", np.linalg), ("math", math), ("", builtins))
+NAMESPACES = (
+    ("np", np),
+    ("np.linalg", np.linalg),
+    ("math", math),
+    ("", builtins),
+    ("runtime", runtime),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,7 +236,14 @@ CASE_IDS = [case_id(row, shapes) for row, shapes in CASES]
 @pytest.fixture(scope="session")
 def generated_module(tmp_path_factory):
     """All generated functions in one module, written to a file and imported from it."""
-    lines = ["import math", "import operator", "", "import numpy as np", ""]
+    lines = [
+        "import math",
+        "import operator",
+        "",
+        "import numpy as np",
+        "from s2sgrad import runtime",
+        "",
+    ]
     for g in GENERATED.values():
         if isinstance(g, Generated):
             lines += [*g.constants, "", "", g.source]

@@ -94,8 +94,14 @@ def test_every_differentiable_rule_has_a_forward_rule():
 
 
 def test_every_rule_is_in_the_table():
+    """Every primitive users call has a row; the helpers generated code calls (forward rules
+    only, from linearity) are exercised by `tests/test_higher_order.py` instead."""
     exercised = {id(row.primitive) for row in TABLE}
-    missing = [r.name for r in registry if r.has_forward_rule and id(r.primitive) not in exercised]
+    missing = [
+        r.name
+        for r in registry
+        if r.has_forward_rule and r.vjp is not None and id(r.primitive) not in exercised
+    ]
     assert not missing, f"forward rules never checked: {missing}"
 
 

@@ -137,7 +137,11 @@ class _Normalizer:
 
     # -- statements ------------------------------------------------------------------------
     def run(self) -> None:
-        statements = list(self.parsed.funcdef.body.body)
+        body = self.parsed.funcdef.body
+        if isinstance(body, cst.SimpleStatementSuite):  # def f(x): return x * x
+            statements = [cst.SimpleStatementLine(body=body.body)]
+        else:
+            statements = list(body.body)
         if not _always_exits(statements):
             # falling off the end returns None: make that explicit, so every path returns
             statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
@@ -600,6 +604,17 @@ class _Normalizer:
         else:
             self.may_alias_argument.discard(name)
 
+    def _returns_a_container(self, call: cst.Call) -> bool:
+        """A call whose result is an ordinary tuple or list to read elements from: a user
+        function's or a list's ``pop`` (not a primitive with a rule for unpacked results)."""
+        from .operations import _is_user_function, evaluate_spelling
+
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "pop":
+            return True
+        found, callee = evaluate_spelling(func, self.resolution.namespace())
+        return found and _is_user_function(callee)
+
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
         names = [element.value for element in target.elements]
         if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
@@ -628,7 +643,9 @@ class _Normalizer:
         if isinstance(value, cst.Call) and all(
             isinstance(n, (cst.Name, cst.Subscript)) for n in names
         ):
-            if any(isinstance(n, cst.Subscript) for n in names):  # h[i], c[i] = cell(...)
+            if any(isinstance(n, cst.Subscript) for n in names) or self._returns_a_container(
+                value
+            ):  # h[i], c[i] = cell(...); a, b = user_function(x); a, b = stack.pop()
                 result = self.atom(value)
                 for k, name in enumerate(names):
                     index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))

@@ -119,9 +119,17 @@ class Operation:
         return self.rule is None or self.rule.differentiable
 
     def input_names(self) -> list[str]:
-        """Local names whose values flow into the result (not indices or static options)."""
+        """Local names whose values flow into the result (not indices or static options).
+
+        For a primitive marked linear in some arguments and with no other rule (the helpers
+        generated code calls), only those arguments flow: the others are read for their shape.
+        """
+        rule = self.rule
+        exprs = (*self.args, *self.kwargs.values())
+        if rule is not None and rule.linear is not None and rule.vjp is None and rule.jvp is None:
+            exprs = tuple(a for k, a in enumerate(self.args) if k in rule.linear)
         names: list[str] = []
-        for expr in (*self.args, *self.kwargs.values()):
+        for expr in exprs:
             names.extend(names_in(expr))
         return names
 
@@ -131,6 +139,8 @@ def _is_user_function(value: object) -> bool:
     if not isinstance(value, types.FunctionType):
         return False
     module = getattr(value, "__module__", "") or ""
+    if module.startswith("s2sgrad.generated."):
+        return True  # generated code calling generated code (higher order)
     return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
 
 

@@ -160,6 +160,11 @@ def generate_gradient(
     if spec.optimize:
         funcdef = optimize(funcdef)
         _show(debug, "optimize", funcdef)
+    if spec.simplify:  # sympy is imported only here, when asked for
+        from .simplify import simplify
+
+        funcdef = simplify(funcdef)
+        _show(debug, "simplify", funcdef)
     docstring = _docstring(analysis, scalar_params)
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)

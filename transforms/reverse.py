@@ -49,6 +49,7 @@ class ReverseSpec:
     wrt_is_tuple: bool
     with_value: bool
     containers: frozenset[str] = frozenset()  # parameters holding dicts, lists or tuples
+    seed: str | None = None  # a parameter holding the output's adjoint (a VJP), else 1.0
 
 
 @dataclasses.dataclass
@@ -72,12 +73,16 @@ def reverse(
 ) -> tuple[cst.FunctionDef, list]:
     """Build the gradient function of `nf` (see the module docstring); also return the
     splits of the user functions it calls."""
-    sweeps = reverse_sweeps(nf, activity, shapes, namer, cst.Float("1.0"), True, splits)
+    seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
+    sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
     returned = _gradients(spec, sweeps.adjoints, nf.output)
     body = [*sweeps.primal, *sweeps.adjoint, cst.SimpleStatementLine((cst.Return(returned),))]
+    params = without_defaults(nf.funcdef.params)
+    if spec.seed is not None:
+        params = params.with_changes(params=(*params.params, cst.Param(cst.Name(spec.seed))))
     funcdef = nf.funcdef.with_changes(
         name=cst.Name(spec.entry),
-        params=without_defaults(nf.funcdef.params),
+        params=params,
         body=cst.IndentedBlock(body=tuple(body)),
         returns=None,
     )

@@ -55,7 +55,9 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
     if len(op.targets) > 1:
         ans = cst.Tuple(tuple(cst.Element(cst.Name(t)) for t in op.targets))
     statements: list = []
-    if rule.jvp is not None:
+    if rule.linear is not None and not _active_positions(op, ctx):
+        tangent = None  # only arguments read for their shape vary
+    elif rule.jvp is not None:
         tangent = _written(rule.jvp, op, ans, ctx, statements)
     elif rule.linear is not None and ctx.batched and not _batch_safe(rule):
         tangent = _batched_linear(op, ans, ctx, statements)

@@ -6,12 +6,14 @@ shape        transpose, reshape, expand_dims, squeeze, concatenate, stack, broad
 indexing     reads by integer, slice, integer array and boolean mask
 linalg       dot, matmul, einsum, outer, inv, solve, det, slogdet, norm
 nondiff      functions whose results carry no gradient
+helpers      rules of the helpers generated code calls (higher order)
 forward      forward rules that are not derived (linear marks, batched rules)
 """
 
 from . import (
     elementwise,
     forward,
+    helpers,
     indexing,
     linalg,
     nondiff,
@@ -19,4 +21,13 @@ from . import (
     shape,
 )
 
-__all__ = ["elementwise", "forward", "indexing", "linalg", "nondiff", "reductions", "shape"]
+__all__ = [
+    "elementwise",
+    "forward",
+    "helpers",
+    "indexing",
+    "linalg",
+    "nondiff",
+    "reductions",
+    "shape",
+]

@@ -1,0 +1,118 @@
+"""Rules of the helpers generated code calls, so that generated code can be differentiated
+again (`sg.jvp` of `sg.grad`, Hessians, `sg.grad(sg.grad(f))`).
+
+Most helpers are linear in the adjoint they move (``unbroadcast``, ``unreduce``,
+``matmul_left``...) and read their other arguments only for shapes, so marking them linear
+gives their forward rule. Helpers computing constants (``zero_adjoint``, counts, tie weights)
+carry no derivative. Batched rules handle a leading axis of directions for the helpers that
+reduce or reshape by shape.
+"""
+
+import builtins
+
+import numpy as np
+
+from ..adjoint_helpers import (
+    accumulate_at,
+    fresh_adjoint,
+    index_adjoint,
+    match_shape,
+    matmul_left,
+    matmul_right,
+    reduced_count,
+    saved_slot,
+    unbroadcast,
+    unreduce,
+    zero_adjoint,
+)
+from ..array_helpers import (
+    delete_adjoint,
+    dot_adjoint_a,
+    dot_adjoint_b,
+    extremum_weights,
+    inner_adjoint_a,
+    inner_adjoint_b,
+    invert_axes,
+    reverse_cumsum,
+    safe_divide,
+    split_like,
+    trace_adjoint,
+    unstack,
+)
+from ..containers import as_structure, part, parts_of, repeated
+from ..registry import registry
+from ..tangent_helpers import (
+    accumulate_tangent,
+    batch_fresh_adjoint,
+    batch_index,
+    batch_unbroadcast,
+    batch_unreduce,
+    zero_tangent,
+)
+
+registry.register_nondiff(
+    [
+        zero_adjoint,
+        reduced_count,
+        extremum_weights,
+        invert_axes,
+        np.shape,
+        builtins.len,
+        zero_tangent,
+    ]
+)
+registry.linear(
+    unbroadcast,
+    match_shape,
+    unreduce,
+    fresh_adjoint,
+    saved_slot,
+    index_adjoint,
+    reverse_cumsum,
+    split_like,
+    unstack,
+    delete_adjoint,
+    trace_adjoint,
+    part,
+    parts_of,
+    repeated,
+    as_structure,
+)
+registry.linear(accumulate_at, positions=(0, 2))
+registry.linear(matmul_left, dot_adjoint_a, inner_adjoint_a, positions=(0, 2))
+registry.linear(matmul_right, dot_adjoint_b, inner_adjoint_b, positions=(0, 1))
+
+
+@registry.vjp(safe_divide, elementwise=True)
+def safe_divide_(g, ans, x, y):
+    return safe_divide(g, y), -safe_divide(g * ans, y)
+
+
+@registry.jvp(accumulate_at)
+def accumulate_at_(tangents, ans, dx, index, g):
+    return accumulate_tangent(tangents[0], index, tangents[2], dx)
+
+
+@registry.batched(unbroadcast)
+def unbroadcast_(tangents, ans, g, x, *operands):
+    return batch_unbroadcast(tangents[0], ans, x, *operands)
+
+
+@registry.batched(match_shape)
+def match_shape_(tangents, ans, g, x):
+    return batch_unbroadcast(tangents[0], ans, x)
+
+
+@registry.batched(unreduce)
+def unreduce_(tangents, ans, g, x, axis=None, keepdims=False):
+    return batch_unreduce(tangents[0], ans, x, axis, keepdims)
+
+
+@registry.batched(fresh_adjoint)
+def fresh_adjoint_(tangents, ans, g, x):
+    return batch_fresh_adjoint(tangents[0], x)
+
+
+@registry.batched(saved_slot)
+def saved_slot_(tangents, ans, x, index):
+    return np.copy(batch_index(tangents[0], index))

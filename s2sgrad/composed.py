@@ -1,0 +1,383 @@
+"""Transforms built from the two sweeps: `vjp`, `jacobian`, `hessian`, `hvp`, and derivatives of
+functions that are themselves generated (``sg.grad(sg.grad(f))``, ``sg.jvp(sg.grad(f), ...)``).
+
+Everything here transforms source: a transformed function is differentiated by transforming
+its *generated* code again (the specialization its arguments select). Jacobians use one
+vectorized sweep whose tangents carry a leading axis of directions:
+
+- forward: the identity as tangents of the argument, one column per direction;
+- reverse: the VJP function (the adjoint sweep with the output's adjoint as a parameter) is
+  linear in that adjoint, so a batched forward sweep over it with respect to the adjoint
+  alone runs the adjoint code once for every output element at the same time;
+- `hessian`: a batched forward sweep over the generated gradient (forward-over-reverse).
+
+`sg.grad` of a generated function is computed the same way (forward mode over the generated
+code, one batched sweep per differentiated argument), so it needs forward rules only, which
+every primitive and every helper generated code calls has.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+import numpy as np
+
+from s2sgrad.transforms.pipeline import GradSpec, analyze
+
+from .dispatch import CompiledGradient
+from .forward_api import forward_transform
+
+_vjp_cache: dict[tuple, CompiledGradient] = {}
+
+
+def transformed(f) -> CompiledGradient | None:
+    """The compiled transform behind a function s2sgrad returned, or None."""
+    compiled = getattr(f, "__wrapped_transform__", None)
+    return compiled if hasattr(compiled, "specialize") else None
+
+
+def concrete(f, args: tuple):
+    """The Python function to transform for a call with `args`: `f` itself, or for a
+    generated function, the generated specialization those arguments select."""
+    compiled = transformed(f)
+    if compiled is None:
+        return f
+    return concrete(compiled.specialize(*args), args)
+
+
+def bind(f, args: tuple, kwargs: dict | None = None) -> tuple:
+    """Every argument of a call of `f` by position (defaults filled in)."""
+    compiled = transformed(f)
+    target = compiled.analysis.fn if compiled is not None else f
+    bound = inspect.signature(target).bind(*args, **(kwargs or {}))
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+def parameter_names(f) -> list[str]:
+    compiled = transformed(f)
+    target = compiled.analysis.fn if compiled is not None else f
+    return list(inspect.signature(target).parameters)
+
+
+def wrt_names(f, wrt) -> tuple[tuple[str, ...], bool]:
+    from .transform_api import _normalize_wrt
+
+    compiled = transformed(f)
+    return _normalize_wrt(compiled.analysis.fn if compiled is not None else f, wrt)
+
+
+# -- batched forward sweeps -------------------------------------------------------------------
+
+
+def batched_jvp(f, args: tuple, name: str, directions: np.ndarray):
+    """``(f(*args), tangents)`` with `directions` (leading axis: one per direction) as the
+    tangent of the parameter `name`, in one sweep."""
+    fn = concrete(f, args)
+    compiled = forward_transform(fn, (name,), batched=True)
+    return compiled.specialize(*args)(*args, directions)
+
+
+def _identity_directions(x) -> np.ndarray:
+    shape = np.shape(x)
+    size = int(np.prod(shape))
+    dtype = np.result_type(x, 1.0)
+    return np.eye(size, dtype=dtype).reshape((size, *shape))
+
+
+def forward_jacobian(f, args: tuple, name: str, index: int):
+    out, columns = batched_jvp(f, args, name, _identity_directions(args[index]))
+    columns = np.asarray(columns)
+    out_shape = np.shape(out)
+    moved = np.moveaxis(columns.reshape((columns.shape[0], *out_shape)), 0, -1)
+    return moved.reshape((*out_shape, *np.shape(args[index])))
+
+
+def reverse_jacobian(f, args: tuple, name: str, index: int):
+    fn = concrete(f, args)
+    out = fn(*args)
+    compiled = vjp_transform(fn, (name,))
+    vjp_fn = compiled.specialize(*args, out)
+    seed_name = _seed_parameter(vjp_fn)
+    seeds = _identity_directions(out)
+    forward = forward_transform(vjp_fn, (seed_name,), batched=True)
+    _, rows = forward.specialize(*args, out)(*args, out, seeds)
+    rows = np.asarray(rows)
+    return rows.reshape((*np.shape(out), *np.shape(args[index])))
+
+
+def _seed_parameter(fn) -> str:
+    return fn.__code__.co_varnames[fn.__code__.co_argcount - 1]
+
+
+def vjp_transform(fn, wrt: tuple[str, ...]) -> CompiledGradient:
+    """The reverse transform of `fn` whose last parameter is the output's adjoint."""
+    key = (fn.__code__, id(fn.__globals__), wrt)
+    compiled = _vjp_cache.get(key)
+    if compiled is None:
+        spec = GradSpec(wrt=wrt, wrt_is_tuple=True, seeded=True)
+        compiled = _vjp_cache[key] = _SeededGradient(analyze(fn, spec))
+    return compiled
+
+
+class _SeededGradient(CompiledGradient):
+    """A VJP: specializations are chosen by the primal arguments (and the seed's kind)."""
+
+    def for_arguments(self, args: tuple):
+        return super().for_arguments(tuple(args[:-1]))
+
+
+# -- public transforms --------------------------------------------------------------------------
+
+
+def _check_function(f, what: str) -> None:
+    if not isinstance(f, types.FunctionType):
+        raise TypeError(
+            f"sg.{what} transforms Python functions defined with `def`; got "
+            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
+        )
+
+
+def jacobian(f, wrt=0, mode="reverse"):
+    """A function giving the Jacobian of `f`, shaped ``out.shape + arg.shape``.
+
+    Args:
+        f: a Python function (or a function s2sgrad returned).
+        wrt: an argument index or name, or a tuple of them (then a tuple of Jacobians).
+        mode: ``"reverse"`` (one vectorized adjoint sweep for all outputs), ``"forward"`` (one
+            vectorized tangent sweep for all inputs) or ``"auto"`` (forward when the argument
+            has fewer elements than the output).
+
+    Example:
+        >>> def f(x):
+        ...     return np.sin(x)
+        >>> sg.jacobian(f)(np.zeros(2))   # doctest: +SKIP
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    _check_function(f, "jacobian")
+    if mode not in ("reverse", "forward", "auto"):
+        raise ValueError(f"mode must be 'reverse', 'forward' or 'auto'; got {mode!r}")
+    names, is_tuple = wrt_names(f, wrt)
+    params = parameter_names(f)
+
+    def jacobian_of_f(*args, **kwargs):
+        values = bind(f, args, kwargs)
+        results = []
+        for name in names:
+            index = params.index(name)
+            chosen = mode
+            if mode == "auto":
+                out_size = np.size(concrete(f, values)(*values))
+                chosen = "forward" if np.size(values[index]) < out_size else "reverse"
+            build = forward_jacobian if chosen == "forward" else reverse_jacobian
+            results.append(build(f, values, name, index))
+        return tuple(results) if is_tuple else results[0]
+
+    jacobian_of_f.__name__ = f"jacobian_{f.__name__}"
+    return jacobian_of_f
+
+
+def hessian(f, wrt=0):
+    """A function giving the Hessian of the scalar function `f`, shaped ``arg.shape * 2``,
+    by one batched forward sweep over the generated gradient (forward-over-reverse).
+
+    Example:
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> sg.hessian(f)(np.ones(2))   # doctest: +SKIP
+        array([[6., 0.],
+               [0., 6.]])
+    """
+    from .transform_api import grad
+
+    _check_function(f, "hessian")
+    names, is_tuple = wrt_names(f, wrt)
+    if is_tuple:
+        raise ValueError("sg.hessian takes one argument to differentiate (wrt=index or name)")
+    gradient = grad(f, wrt=names[0])
+    return jacobian(gradient, wrt=names[0], mode="forward")
+
+
+def hvp(f, wrt=0):
+    """A function ``(*args, v)`` giving the Hessian-vector product ``H @ v`` of the scalar
+    function `f` without forming ``H``: one forward sweep over the generated gradient.
+
+    Example:
+        >>> def f(x):
+        ...     return np.sum(x ** 3)
+        >>> sg.hvp(f)(np.ones(2), np.array([1.0, 0.0]))   # doctest: +SKIP
+        array([6., 0.])
+    """
+    from .forward_api import jvp
+    from .transform_api import grad
+
+    _check_function(f, "hvp")
+    names, is_tuple = wrt_names(f, wrt)
+    if is_tuple:
+        raise ValueError("sg.hvp takes one argument to differentiate (wrt=index or name)")
+    gradient = grad(f, wrt=names[0])
+    params = parameter_names(f)
+    index = params.index(names[0])
+
+    def hessian_vector_product(*args):
+        if len(args) < 2:
+            raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
+        *primals, v = args
+        values = bind(f, tuple(primals))
+        if np.shape(v) != np.shape(values[index]):
+            raise ValueError(
+                f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
+            )
+        tangents = tuple(v if k == index else None for k in range(len(values)))
+        return jvp(gradient, values, tangents)[1]
+
+    hessian_vector_product.__name__ = f"hvp_{f.__name__}"
+    return hessian_vector_product
+
+
+def vjp(f, *primals):
+    """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives a tuple with one gradient per
+    argument (the adjoint sweep, with the output's adjoint as a parameter).
+
+    Example:
+        >>> out, back = sg.vjp(lambda_free_function, x)   # doctest: +SKIP
+        >>> back(np.ones_like(out))                       # doctest: +SKIP
+    """
+    _check_function(f, "vjp")
+    values = bind(f, primals)
+    fn = concrete(f, values)
+    params = tuple(parameter_names(f))
+    differentiable = tuple(
+        name for name, value in zip(params, values, strict=True) if _is_float_like(value)
+    )
+    out = fn(*values)
+    compiled = vjp_transform(fn, differentiable)
+
+    def vjp_fn(cotangent):
+        if np.shape(cotangent) != np.shape(out):
+            raise ValueError(
+                f"the cotangent must have the output's shape {np.shape(out)}; got "
+                f"{np.shape(cotangent)}"
+            )
+        grads = compiled.specialize(*values, cotangent)(*values, cotangent)
+        by_name = dict(zip(differentiable, grads, strict=True))
+        return tuple(by_name.get(name) for name in params[: len(primals)])
+
+    return out, vjp_fn
+
+
+def _is_float_like(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (float, complex)):
+        return True
+    if isinstance(value, (dict, list, tuple)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
+
+
+class ComposedGradient:
+    """`sg.grad` of a generated function, itself generated so it can be transformed again.
+
+    For the arguments of a call it writes, compiles and caches a small function with the
+    user's parameters that calls the forward-mode code of the inner generated function: with
+    tangent ``1.0`` for a number, or with the identity as batched tangents for an array, and
+    sums the tangents of the output (``sg.grad`` differentiates the sum of the output)::
+
+        def ddfdxdx(x):
+            _, _t1 = jvp_dfdx(x, 1.0)
+            return np.sum(_t1)
+    """
+
+    def __init__(self, f, names: tuple[str, ...], is_tuple: bool, with_value: bool):
+        self.f = f
+        self.names = names
+        self.is_tuple = is_tuple
+        self.with_value = with_value
+        self.analysis = transformed(f).analysis  # the user's function: signature, names
+        self.params = parameter_names(f)
+        self._functions: dict[tuple, types.FunctionType] = {}
+        self.entry = f"d{f.__name__}d{'_'.join(names)}"
+        self.last_source = ""
+
+    def specialize(self, *args) -> types.FunctionType:
+        key = tuple((type(a), np.ndim(a)) for a in args)
+        function = self._functions.get(key)
+        if function is None:
+            function = self._functions[key] = self._build(args)
+        return function
+
+    def for_arguments(self, args: tuple):
+        function = self.specialize(*args)
+        return types.SimpleNamespace(source=function.__s2sgrad_source__, function=function)
+
+    def generic(self):
+        raise TypeError(
+            "the source of a derivative of a generated function depends on the argument "
+            "types: pass example arguments, sg.source(fn, *args)"
+        )
+
+    def _build(self, args: tuple) -> types.FunctionType:
+        from s2sgrad.transforms import codegen
+
+        inner = concrete(self.f, args)
+        namespace: dict = {}
+        lines = []
+        results = []
+        appendix = []
+        for k, name in enumerate(self.names):
+            index = self.params.index(name)
+            scalar = isinstance(args[index], (float, int)) and not isinstance(args[index], bool)
+            compiled = forward_transform(inner, (name,), batched=not scalar)
+            jvp_function = compiled.specialize(*args)
+            namespace[jvp_function.__name__] = jvp_function
+            appendix.append(jvp_function.__s2sgrad_source__)
+            seed = "1.0" if scalar else f"identity_directions({name})"
+            call = f"{jvp_function.__name__}({', '.join(self.params)}, {seed})"
+            lines.append(f"    _value, _t{k} = {call}")
+            if scalar:
+                results.append(f"np.sum(_t{k})")
+            else:
+                flat = f"np.reshape(_t{k}, (np.shape(_t{k})[0], -1))"
+                results.append(f"np.reshape(np.sum({flat}, axis=1), np.shape({name}))")
+        returned = ", ".join(results) + ("," if self.is_tuple and len(results) == 1 else "")
+        if not self.is_tuple:
+            returned = results[0]
+        if self.with_value:
+            returned = f"(_value, ({returned}))"
+        source = (
+            f'"""Generated by s2sgrad: gradient of {inner.__name__} with respect to '
+            f'{", ".join(self.names)}, by forward mode over its generated code."""\n\n'
+            "import numpy as np\n"
+            "from s2sgrad.runtime import identity_directions\n\n"
+            f'__all__ = ["{self.entry}"]\n\n\n'
+            f"def {self.entry}({', '.join(self.params)}):\n"
+            + "\n".join(lines)
+            + f"\n    return {returned}\n"
+        )
+        import s2sgrad.runtime as runtime
+
+        namespace.update(np=np, identity_directions=runtime.identity_directions)
+        function = codegen.compile_module(source, self.entry, namespace)
+        full = source + "".join(f"\n\n# called above:\n\n{text}" for text in appendix)
+        function.__s2sgrad_source__ = full
+        return function
+
+    def wrapper(self) -> types.FunctionType:
+        composed = self
+
+        def gradient(*args, **kwargs):
+            values = bind(composed.f, args, kwargs)
+            return composed.specialize(*values)(*values)
+
+        gradient.__name__ = self.entry
+        gradient.__signature__ = inspect.signature(self.analysis.fn)
+        gradient.__wrapped_transform__ = self
+        return gradient
+
+
+def grad_of_transformed(f, names: tuple[str, ...], is_tuple: bool, with_value: bool):
+    """`sg.grad` of a function s2sgrad generated (see `ComposedGradient`)."""
+    return ComposedGradient(f, names, is_tuple, with_value).wrapper()
