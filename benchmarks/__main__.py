@@ -12,7 +12,7 @@ import numpy as np
 
 import s2sgrad as sg
 
-from . import first_call, others
+from . import first_call, others, tape
 from .cases import CASES, Case
 from .checks import Problem, check_call
 from .memory import format_bytes, peak_bytes
@@ -330,6 +330,9 @@ def main(argv=None) -> int:
         f"  targets: sg.grad + first call < {FIRST_CALL_TARGET * 1e3:.0f} ms; "
         f"overhead = wrapper - generated < {OVERHEAD_TARGET * 1e6:.0f} us"
     )
+    if not options.case:  # the GradientTape front door: benchmarks/tape.py
+        print("\nGradientTape (python -m benchmarks.tape)\n")
+        print(tape.table(settings))
     notes = [note for row in rows for note in row.notes]
     if notes:
         print("\nProblems:\n" + "\n".join(f"  - {note}" for note in notes))

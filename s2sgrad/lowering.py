@@ -92,18 +92,16 @@ def prune(nodes: list, targets: list, cut: set[int]) -> list[int]:
     marked = []
     for index in range(len(nodes) - 1, -1, -1):
         node = nodes[index]
-        if isinstance(node[0], CustomCall):
-            continue
-        if any(id(o) in needed for o in _outputs(node[5])):
+        if not needed.isdisjoint(node[7]) and node[0].__class__ is not CustomCall:
             marked.append(index)
-            needed.update(id(x) for x in node[3])
+            needed.update(node[6])
     reached = set(cut)
     relevant = []
     for index in reversed(marked):
         node = nodes[index]
-        if any(id(x) in reached for x in node[3]):
+        if not reached.isdisjoint(node[6]):
             relevant.append(index)
-            reached.update(id(o) for o in _outputs(node[5]))
+            reached.update(node[7])
     return relevant
 
 
@@ -164,7 +162,7 @@ class _Lowering:
         return self.argument(value, value, None)
 
     def node(self, node) -> tuple:
-        fn, args, kwargs, _, values, result = node
+        fn, args, kwargs, _, values, result = node[:6]
         position = iter(values)
         spec_args = []
         for arg in args:
@@ -443,7 +441,7 @@ def backprop(nodes: list, targets: list, output_gradients: list, sources: list, 
     pending = {id(o): g for o, g in zip(cut_outputs, grads[len(sources) :], strict=True)}
     result = grads[: len(sources)]
     for index in reversed(customs):
-        fn, _, _, inputs, _, out = nodes[index]
+        fn, _, _, inputs, _, out = nodes[index][:6]
         outs = _outputs(out)
         dys = [pending.pop(id(o), None) for o in outs]
         if all(dy is None for dy in dys):

@@ -134,28 +134,36 @@ class GradientTape:
 
     # -- recording (called by tensor.apply) ---------------------------------------------------
     def _record(self, fn, args, kwargs, inputs, values, result):
+        """Append the call to the recording if an input is tracked (this is the hot path:
+        every operation on a Tensor under an active tape comes through here)."""
         tracked = self._tracked
         hit = False
-        for x in inputs:
-            if id(x) in tracked:
+        ids = tuple([id(x) for x in inputs])
+        for x, key in zip(inputs, ids, strict=True):
+            if key in tracked:
                 hit = True
-            elif self._watch_accessed and x.__class__ is Variable and x._trainable:
-                if x.dtype.kind in "fc":
-                    tracked[id(x)] = x
-                    self._variables[id(x)] = x
+            elif x.__class__ is Variable and self._watch_accessed and x._trainable:
+                if x._value.dtype.kind in "fc":
+                    tracked[key] = x
+                    self._variables[key] = x
                     hit = True
-        if not hit:
+        if not hit or fn in _nondifferentiable():
+            return
+        if result.__class__ is Tensor:
+            if result._value.dtype.kind not in "fc":
+                return
+            key = id(result)
+            tracked[key] = result
+            self._nodes.append((fn, args, kwargs, inputs, values, result, ids, (key,)))
             return
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         floating = [o for o in outputs if isinstance(o, Tensor) and o._value.dtype.kind in "fc"]
         if not floating:
             return
-        rule = registry.lookup(fn)
-        if rule is not None and not rule.differentiable:
-            return
-        self._nodes.append((fn, args, kwargs, inputs, values, result))
         for o in floating:
             tracked[id(o)] = o
+        out_ids = tuple(id(o) for o in floating)
+        self._nodes.append((fn, args, kwargs, inputs, values, result, ids, out_ids))
 
     # -- gradients ---------------------------------------------------------------------------
     def _start_call(self, method: str):
@@ -222,9 +230,7 @@ class GradientTape:
         tracked = self._tracked
         keep = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
         picked = [sources[i] for i in keep]
-        connected = [
-            (t, og) for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)
-        ]
+        connected = [(t, og) for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)]
         grads = [None] * len(sources)
         if not picked or not connected:
             return grads
@@ -300,6 +306,17 @@ class GradientTape:
             return _finish_jacobian(jac, target, source, unconnected, True)
         finally:
             self._finish_call()
+
+
+_nondiff_cache: list = [-1, frozenset()]
+
+
+def _nondifferentiable() -> frozenset:
+    """The primitives registered as carrying no gradient (rebuilt when the registry changes)."""
+    if _nondiff_cache[0] != registry.version:
+        _nondiff_cache[1] = frozenset(r.primitive for r in registry if not r.differentiable)
+        _nondiff_cache[0] = registry.version
+    return _nondiff_cache[1]
 
 
 # -- structures and results -----------------------------------------------------------------------

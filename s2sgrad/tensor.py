@@ -426,6 +426,29 @@ def apply(fn, args: tuple, kwargs: dict | None = None):
     keyword values. Array results become Tensors (a tuple or list of arrays becomes one of
     Tensors); anything else (a shape, a Python number from ``np.ndim``) is returned as is.
     """
+    if len(args) == 2 and not kwargs:  # the common case, operators and binary ufuncs
+        a, b = args
+        ca, cb = a.__class__, b.__class__
+        if (ca is Tensor or ca is Variable) and (cb is Tensor or cb is Variable):
+            va, vb = a._value, b._value
+            inputs, values = [a, b], [va, vb]
+        elif ca is Tensor or ca is Variable:
+            va, vb = a._value, b
+            inputs, values = [a], [va]
+        elif cb is Tensor or cb is Variable:
+            va, vb = a, b._value
+            inputs, values = [b], [vb]
+        else:
+            return _apply_general(fn, args, kwargs)
+        result = _wrap(fn(va, vb))
+        if recording:
+            for tape in recording:
+                tape._record(fn, args, kwargs, inputs, values, result)
+        return result
+    return _apply_general(fn, args, kwargs)
+
+
+def _apply_general(fn, args: tuple, kwargs: dict | None):
     plain, inputs, values = _unwrap_args(args)
     if kwargs:
         kw = {}
@@ -456,7 +479,7 @@ def _binary(fn, a, b):
 
 def _wrap(out):
     cls = out.__class__
-    if cls is np.ndarray or isinstance(out, np.generic):
+    if cls is np.ndarray or cls is np.float64 or isinstance(out, np.generic):
         tensor = Tensor.__new__(Tensor)
         tensor._value = out
         return tensor
