@@ -71,10 +71,13 @@ def forward(
     spec: ForwardSpec,
     namer: Namer,
     splits=None,
+    tangent_names: dict | None = None,
 ) -> tuple[cst.FunctionDef, list]:
     """Build the JVP function of `nf` (see the module docstring); also return the forward
-    functions of the user functions it calls."""
+    functions of the user functions it calls. `tangent_names` fixes the names of the tangent
+    parameters (a recursive callee needs them before its code exists)."""
     tangents = Tangents(namer, shapes, activity.active | frozenset(spec.wrt), spec.batched, splits)
+    tangents.names.update(tangent_names or {})
     tangents.nf = nf
     tangent_params = [cst.Param(cst.Name(tangents.name(p))) for p in spec.wrt]
     body: list = []
@@ -153,6 +156,13 @@ def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
         if source is None:
             return [assign(tangents.name(op.targets[0]), tangents.zero(cst.Name(op.targets[0])))]
         return [assign(tangents.name(op.targets[0]), tangents.index(source, op.index))]
+    if not op.differentiable or op.rule is None:
+        # a constant (zeros an item write fills in later, a count): its tangent is zero
+        return [
+            assign(tangents.name(t), tangents.zero(cst.Name(t)))
+            for t in op.targets
+            if t in tangents.active
+        ]
     statements, results = tangent_of_call(op, statement, tangents)
     for target, tangent in zip(op.targets, results, strict=True):
         if target in tangents.active:

@@ -68,16 +68,15 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
     namer = analysis.namer.copy()
     shapes = infer_shapes(analysis.nf, analysis.activity, analysis.namespace)
     spec = ForwardSpec(split.name, split.params, batched)
+    split.tangent_names.update({p: namer.tangent(p) for p in split.params})
     funcdef, callees = forward(
-        analysis.nf, analysis.activity, shapes, spec, namer, forward_split_of
+        analysis.nf, analysis.activity, shapes, spec, namer, forward_split_of, split.tangent_names
     )
     # tangent parameters become keyword-only with a zero default (a caller passes the
     # tangents of the arguments it has; an argument left to its default is a constant)
     params = funcdef.params
     primal = params.params[: len(params.params) - len(split.params)]
     tangents = params.params[len(primal) :]
-    for param, tangent in zip(split.params, tangents, strict=True):
-        split.tangent_names[param] = tangent.name.value
     kwonly = tuple(
         t.with_changes(default=cst.Float("0.0"), equal=cst.AssignEqual()) for t in tangents
     )
