@@ -184,6 +184,25 @@ def transformed_source(fn, args) -> str:
     return sg.source(transformed)
 
 
+def uncached_source(fn, args) -> str:
+    """Like `transformed_source`, but every pass runs (no in-memory or on-disk cache may skip
+    them), so that `--dump-after` sees them."""
+    from s2sgrad.transform_api import _normalize_wrt
+    from s2sgrad.transforms.pipeline import GradSpec, analyze, generate_gradient
+
+    if args.order != 1:
+        raise UsageError("--dump-after shows one transform: use it without --order")
+    names, is_tuple = _normalize_wrt(fn, _wrt(args.wrt))
+    spec = GradSpec(
+        wrt=names,
+        wrt_is_tuple=is_tuple,
+        optimize=not args.no_optimize,
+        simplify=args.simplify,
+        mode=args.mode,
+    )
+    return generate_gradient(analyze(fn, spec)).source
+
+
 def _highlight(text: str) -> str:
     from pygments import highlight
     from pygments.formatters import TerminalFormatter
@@ -205,7 +224,7 @@ def dump(args) -> int:
     if args.dump_after:
         pipeline.pass_hooks.append(record)
     try:
-        text = transformed_source(fn, args)
+        text = uncached_source(fn, args) if args.dump_after else transformed_source(fn, args)
     finally:
         if args.dump_after:
             pipeline.pass_hooks.remove(record)

@@ -18,6 +18,8 @@ import numpy as np
 
 from s2sgrad.transforms.pipeline import Analysis, Generated, generate_gradient
 
+from . import disk_cache
+
 
 class CompiledGradient:
     """The specializations of one transform of one function."""
@@ -27,7 +29,8 @@ class CompiledGradient:
         self._by_kinds: dict[tuple, Generated] = {}
         self._by_classes: dict[tuple, types.FunctionType] = {}
         self.last: Generated | None = None
-        self.params = _parameter_kinds(analysis.parsed.funcdef.params)
+        cached_params = getattr(analysis, "param_kinds", None)  # a transform found on disk
+        self.params = cached_params or _parameter_kinds(analysis.parsed.funcdef.params)
 
     def generic(self) -> Generated:
         """The specialization that assumes nothing about the arguments (what export writes)."""
@@ -48,10 +51,13 @@ class CompiledGradient:
         key = (scalars, ndims, containers)
         generated = self._by_kinds.get(key)
         if generated is None:
+            generated = disk_cache.load(self.analysis, key)
+        if generated is None:
             generated = generate_gradient(
                 self.analysis, scalars, dict(ndims), containers=containers
             )
-            self._by_kinds[key] = generated
+            disk_cache.store(self.analysis, key, generated, self.params)
+        self._by_kinds[key] = generated
         return generated
 
     def specialize(self, *args) -> types.FunctionType:

@@ -9,6 +9,7 @@ import types
 from s2sgrad.runtime import registry
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from . import disk_cache
 from .dispatch import CompiledGradient
 
 _cache: dict[tuple, tuple[tuple, CompiledGradient]] = {}
@@ -109,9 +110,10 @@ def _transform(f, wrt, optimize, simplify, with_value):
     if cached is not None and _captures_unchanged(f, cached[0]):
         compiled = cached[1]
     else:
-        analysis = analyze(f, spec)
+        analysis = disk_cache.lookup(f, spec) or analyze(f, spec)
         compiled = CompiledGradient(analysis)
-        _cache[key] = (_captured(f, analysis.resolution.free), compiled)
+        free = getattr(analysis, "free_values", None)  # found on disk: nothing was resolved
+        _cache[key] = (_captured(f, analysis.resolution.free if free is None else free), compiled)
     return compiled.wrapper()
 
 
