@@ -181,7 +181,10 @@ def transformed_source(fn, args) -> str:
     transformed = sg.grad(fn, wrt=wrt, **options)
     for _ in range(args.order - 1):
         transformed = sg.grad(transformed, wrt=wrt, **options)
-    return sg.source(transformed)
+    if args.order == 1:
+        return sg.source(transformed)
+    # a derivative of generated code is specialized: for a scalar function, Python numbers
+    return sg.source(transformed, *[1.0] * fn.__code__.co_argcount)
 
 
 def uncached_source(fn, args) -> str:
@@ -406,7 +409,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--wrt", metavar="NAME[,NAME]", help="the argument(s) to differentiate (default: first)"
     )
     dump_parser.add_argument(
-        "--order", type=int, default=1, metavar="N", help="differentiate N times (reverse mode)"
+        "--order",
+        type=int,
+        default=1,
+        metavar="N",
+        help="differentiate a scalar function N times (reverse mode; above 1, the code "
+        "specialized for Python numbers)",
     )
     dump_parser.add_argument("--no-optimize", action="store_true", help="skip the optimizer")
     dump_parser.add_argument(

@@ -217,6 +217,20 @@ def test_forward_mode(untrusted, capsys):
     assert value == pytest.approx(expected[0]) and tangent == pytest.approx(expected[1])
 
 
+def test_second_order(untrusted, capsys):
+    path, _ = untrusted
+    status, out, err = main(capsys, "dump", f"{path}:sigmoidish", "--order", "2")
+    assert status == 0, err
+    namespace: dict = {}
+    exec(compile(out, "second", "exec"), namespace)
+    entry = namespace[namespace["__all__"][0]]
+    second = sg.grad(sg.grad(_sigmoidish))(0.7)
+    assert entry(0.7, 1.0)[1] == pytest.approx(second, rel=1e-12)  # forward over reverse
+    h = 1e-4
+    numeric = (_sigmoidish(0.7 + h) - 2 * _sigmoidish(0.7) + _sigmoidish(0.7 - h)) / h**2
+    assert second == pytest.approx(numeric, rel=1e-5)
+
+
 def _sigmoidish(x):
     return x**2 * np.sin(x) / (1 + np.exp(-x))
 
