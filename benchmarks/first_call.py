@@ -49,6 +49,7 @@ def measure(case_name: str, runs: int) -> dict[str, float]:
     """The median over `runs` fresh subprocesses of each timing of `cold_run`."""
     env = dict(os.environ)
     env.pop("S2SGRAD_DEBUG", None)
+    env["S2SGRAD_CACHE_DIR"] = "off"  # cold means cold: no transform read from the disk cache
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
     samples = []
     for _ in range(runs):
