@@ -23,6 +23,7 @@ import types
 
 import numpy as np
 
+from s2sgrad.runtime import identity_directions
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
 from .dispatch import CompiledGradient
@@ -43,7 +44,7 @@ def concrete(f, args: tuple):
     compiled = transformed(f)
     if compiled is None:
         return f
-    return concrete(compiled.specialize(*args), args)
+    return concrete(compiled.function_for(*args), args)
 
 
 def bind(f, args: tuple, kwargs: dict | None = None) -> tuple:
@@ -76,18 +77,11 @@ def batched_jvp(f, args: tuple, name: str, directions: np.ndarray):
     tangent of the parameter `name`, in one sweep."""
     fn = concrete(f, args)
     compiled = forward_transform(fn, (name,), batched=True)
-    return compiled.specialize(*args)(*args, directions)
-
-
-def _identity_directions(x) -> np.ndarray:
-    shape = np.shape(x)
-    size = int(np.prod(shape))
-    dtype = np.result_type(x, 1.0)
-    return np.eye(size, dtype=dtype).reshape((size, *shape))
+    return compiled.function_for(*args)(*args, directions)
 
 
 def forward_jacobian(f, args: tuple, name: str, index: int):
-    out, columns = batched_jvp(f, args, name, _identity_directions(args[index]))
+    out, columns = batched_jvp(f, args, name, identity_directions(args[index]))
     columns = np.asarray(columns)
     out_shape = np.shape(out)
     moved = np.moveaxis(columns.reshape((columns.shape[0], *out_shape)), 0, -1)
@@ -98,11 +92,11 @@ def reverse_jacobian(f, args: tuple, name: str, index: int):
     fn = concrete(f, args)
     out = fn(*args)
     compiled = vjp_transform(fn, (name,))
-    vjp_fn = compiled.specialize(*args, out)
+    vjp_fn = compiled.function_for(*args, out)
     seed_name = _seed_parameter(vjp_fn)
-    seeds = _identity_directions(out)
+    seeds = identity_directions(out)
     forward = forward_transform(vjp_fn, (seed_name,), batched=True)
-    _, rows = forward.specialize(*args, out)(*args, out, seeds)
+    _, rows = forward.function_for(*args, out)(*args, out, seeds)
     rows = np.asarray(rows)
     return rows.reshape((*np.shape(out), *np.shape(args[index])))
 
@@ -261,7 +255,7 @@ def vjp(f, *primals):
                 f"the cotangent must have the output's shape {np.shape(out)}; got "
                 f"{np.shape(cotangent)}"
             )
-        grads = compiled.specialize(*values, cotangent)(*values, cotangent)
+        grads = compiled.function_for(*values, cotangent)(*values, cotangent)
         by_name = dict(zip(differentiable, grads, strict=True))
         return tuple(by_name.get(name) for name in params[: len(primals)])
 
@@ -309,6 +303,8 @@ class ComposedGradient:
             function = self._functions[key] = self._build(args)
         return function
 
+    function_for = specialize  # already a cached lookup
+
     def for_arguments(self, args: tuple):
         function = self.specialize(*args)
         return types.SimpleNamespace(source=function.__s2sgrad_source__, function=function)
@@ -331,7 +327,7 @@ class ComposedGradient:
             index = self.params.index(name)
             scalar = isinstance(args[index], (float, int)) and not isinstance(args[index], bool)
             compiled = forward_transform(inner, (name,), batched=not scalar)
-            jvp_function = compiled.specialize(*args)
+            jvp_function = compiled.function_for(*args)
             namespace[jvp_function.__name__] = jvp_function
             appendix.append(jvp_function.__s2sgrad_source__)
             seed = "1.0" if scalar else f"identity_directions({name})"
@@ -357,9 +353,7 @@ class ComposedGradient:
             + "\n".join(lines)
             + f"\n    return {returned}\n"
         )
-        import s2sgrad.runtime as runtime
-
-        namespace.update(np=np, identity_directions=runtime.identity_directions)
+        namespace.update(np=np, identity_directions=identity_directions)
         function = codegen.compile_module(source, self.entry, namespace)
         full = source + "".join(f"\n\n# called above:\n\n{text}" for text in appendix)
         function.__s2sgrad_source__ = full

@@ -60,6 +60,12 @@ class CompiledGradient:
         self._by_kinds[key] = generated
         return generated
 
+    def function_for(self, *args) -> types.FunctionType:
+        """The specialization for `args`, from the class-keyed cache the wrapper uses when it
+        is there (so repeated `sg.jvp`/`sg.jacobian` calls cost a lookup, not a rebuild)."""
+        function = self._by_classes.get(_key(args))
+        return function if function is not None else self.specialize(*args)
+
     def specialize(self, *args) -> types.FunctionType:
         """The specialization for `args` (every argument, in parameter order)."""
         generated = self.for_arguments(args)

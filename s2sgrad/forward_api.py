@@ -47,15 +47,15 @@ def jvp(f, primals, tangents):
     """
     from .composed import concrete, transformed
 
-    primals, tangents = _check_pairs(f, primals, tangents)
+    primals, tangents = _check_pairs(primals, tangents)
     if transformed(f) is not None:  # a generated function: its code is transformed again
         f = concrete(f, primals)
     params = _positional(f)[: len(primals)]
     wrt = tuple(p for p, t in zip(params, tangents, strict=True) if t is not None)
     compiled = forward_transform(f, wrt)
-    function = compiled.specialize(*_all_arguments(f, primals))
+    arguments = _all_arguments(f, primals)
     active = [t for t in tangents if t is not None]
-    return function(*_all_arguments(f, primals), *active)
+    return compiled.function_for(*arguments)(*arguments, *active)
 
 
 def _positional(f) -> list[str]:
@@ -75,7 +75,7 @@ def _all_arguments(f, primals) -> tuple:
     return (*primals, *defaults[len(defaults) - missing :]) if missing else tuple(primals)
 
 
-def _check_pairs(f, primals, tangents):
+def _check_pairs(primals, tangents):
     if not isinstance(primals, (tuple, list)):
         raise TypeError(f"primals must be a tuple of arguments; got {type(primals).__name__}")
     if not isinstance(tangents, (tuple, list)):

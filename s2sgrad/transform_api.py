@@ -79,13 +79,6 @@ def source(fn, *example_args) -> str:
     return compiled.generic().source
 
 
-def _bind_all(compiled: CompiledGradient, args: tuple) -> tuple:
-    signature = inspect.signature(compiled.analysis.fn)
-    bound = signature.bind(*args)
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
-
-
 def _transform(f, wrt, optimize, simplify, with_value):
     if not isinstance(f, types.FunctionType):
         raise TypeError(

@@ -61,7 +61,7 @@ def split_of(fn: types.FunctionType) -> Split:
         return split
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
-    params = _parameters(fn)
+    params = parameters(fn)
     split = Split(fn, f"_fwd_{fn.__name__}", f"_bwd_{fn.__name__}", params)
     _splits[key] = split  # before compiling: a recursive call finds it
     try:
@@ -139,8 +139,13 @@ def _compile(split: Split, analysis) -> None:
     )
     split.source = source
     split.functions = dict(zip([split.forward, split.backward], functions, strict=True))
-    globals_ = functions[0].__globals__
-    link(globals_, sweeps.callees)
+    link(functions[0].__globals__, sweeps.callees)
+    publish(split)
+
+
+def publish(split) -> None:
+    """Hand a just-compiled split to the code that was compiled while it was not yet (its
+    recursive callers), then forget them."""
     for waiting in split.waiting:
         waiting.update(split.functions)
     split.waiting.clear()
@@ -154,7 +159,7 @@ def _assigned(lines) -> set[str]:
     return assigned_names(lines)
 
 
-def _parameters(fn: types.FunctionType) -> tuple[str, ...]:
+def parameters(fn: types.FunctionType) -> tuple[str, ...]:
     code = fn.__code__
     count = code.co_argcount + code.co_kwonlyargcount
     return tuple(code.co_varnames[:count])

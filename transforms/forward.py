@@ -174,11 +174,6 @@ def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
 def _pack(op: Operation, value: cst.BaseExpression, tangents: Tangents) -> cst.BaseExpression:
     """``(a, b)`` -> ``(ta, tb)``, ``{"k": a}`` -> ``{"k": ta}``, zeros where none."""
     parts = [tangents.of_or_zero(element) for element in op.args]
-    if isinstance(value, cst.Dict):
-        elements = tuple(
-            e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
-        )
-        return value.with_changes(elements=elements)
     elements = tuple(
         e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
     )

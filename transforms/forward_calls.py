@@ -16,6 +16,7 @@ import libcst as cst
 from s2sgrad.runtime import registry as default_registry
 
 from . import codegen
+from .calls import link, parameters, publish
 from .optimize import optimize
 from .shapes import infer_shapes
 
@@ -48,8 +49,7 @@ def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSp
         return split
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
-    code = fn.__code__
-    params = tuple(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
+    params = parameters(fn)
     name = f"_jvp_{fn.__name__}" + ("_batched" if batched else "")
     split = ForwardSplit(fn, name, params)
     _splits[key] = split
@@ -97,12 +97,8 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
     functions = codegen.compile_functions(source, [split.name], analysis.namespace)
     split.source = source
     split.functions = {split.name: functions[0]}
-    from .calls import link
-
     link(functions[0].__globals__, callees)
-    for waiting in split.waiting:
-        waiting.update(split.functions)
-    split.waiting.clear()
+    publish(split)
 
 
 def _batch_from_any_tangent(funcdef: cst.FunctionDef, split: ForwardSplit) -> cst.FunctionDef:

@@ -13,12 +13,15 @@ In order of preference (see ``runtime/rules/forward.py``):
 
 from __future__ import annotations
 
+import builtins
+import operator
+
 import libcst as cst
 
 from .adjoints import call, index_value
+from .anf import name_expr
 from .operations import Operation, names_in
 from .templates import instantiate, load_template
-from .walk import substitute_names
 
 
 class TangentContext:
@@ -72,8 +75,6 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
 
 def _batch_safe(rule) -> bool:
     """Linear primitives whose call on a batched tangent is already right."""
-    import builtins
-
     return rule.primitive is builtins.sum
 
 
@@ -133,7 +134,7 @@ def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
     if op.rule.batched_jvp is not None:
         return _written(op.rule.batched_jvp, op, ans, ctx, statements)
     parts = []
-    function = _spelling(op.rule.name)
+    function = _spelling(op.rule)
     for position in _active_positions(op, ctx):
         args = [
             _tangent_or_sequence(arg, ctx) if k == position else arg
@@ -147,15 +148,14 @@ def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
     return _sum(parts)
 
 
-def _spelling(name: str) -> cst.BaseExpression:
-    """How generated code names a NumPy primitive: ``numpy.dot`` -> ``np.dot``."""
-    from .anf import name_expr
-
-    if name.startswith("numpy."):
-        return name_expr("np." + name[len("numpy.") :])
-    if name.startswith("_operator."):
-        return name_expr("np." + {"matmul": "matmul"}.get(name.split(".")[-1], "matmul"))
-    return name_expr(name.split(".")[-1])
+def _spelling(rule) -> cst.BaseExpression:
+    """How generated code names a primitive: ``numpy.dot`` -> ``np.dot``, ``a @ b`` ->
+    ``np.matmul``, a builtin by its name."""
+    if rule.primitive is operator.matmul:
+        return name_expr("np.matmul")
+    if rule.name.startswith("numpy."):
+        return name_expr("np." + rule.name[len("numpy.") :])
+    return name_expr(rule.name.split(".")[-1])
 
 
 def _tangent_or_sequence(arg, ctx: TangentContext):
@@ -262,4 +262,4 @@ def _select_items(node):
     return node.visit(_ItemSelector())
 
 
-__all__ = ["TangentContext", "substitute_names", "tangent_of_call"]
+__all__ = ["TangentContext", "tangent_of_call"]
