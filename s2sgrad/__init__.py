@@ -11,40 +11,47 @@ df(np.linspace(0, 1, 5))
 print(sg.source(df))     # the generated code
 """
 
-from s2sgrad.transforms.errors import TransformError
-
-# -- GradientTape front door (issue 5) --
-from . import nn
-from .composed import hessian, hvp, jacobian, vjp
-from .custom import custom_gradient, stop_gradient
-from .export import export
-from .forward_api import jvp
-from .module import Module
-from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, Variable, constant
-from .transform_api import grad, source, value_and_grad
+from s2sgrad.transforms.errors import TransformError as TransformError
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "GradientTape",
-    "Module",
-    "Tensor",
-    "TransformError",
-    "UnconnectedGradients",
-    "Variable",
-    "__version__",
-    "constant",
-    "custom_gradient",
-    "export",
-    "grad",
-    "hessian",
-    "hvp",
-    "jacobian",
-    "jvp",
-    "nn",
-    "source",
-    "stop_gradient",
-    "value_and_grad",
-    "vjp",
-]
+# Public names and the submodule defining each. They are imported on first use (PEP 562), so
+# ``import s2sgrad.runtime`` -- all an exported module needs -- loads neither libcst nor sympy
+# nor the tape.
+_LAZY = {
+    "GradientTape": "tape",
+    "Module": "module",
+    "Tensor": "tensor",
+    "UnconnectedGradients": "tape",
+    "Variable": "tensor",
+    "constant": "tensor",
+    "custom_gradient": "custom",
+    "export": "standalone",
+    "grad": "transform_api",
+    "hessian": "composed",
+    "hvp": "composed",
+    "jacobian": "composed",
+    "jvp": "forward_api",
+    "source": "transform_api",
+    "stop_gradient": "custom",
+    "value_and_grad": "transform_api",
+    "vjp": "composed",
+}
+
+__all__ = sorted(["TransformError", "__version__", "nn", *_LAZY])
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "nn":
+        return importlib.import_module(".nn", __name__)
+    if name not in _LAZY:
+        raise AttributeError(f"module 's2sgrad' has no attribute {name!r}")
+    value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

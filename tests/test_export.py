@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from s2sgrad.export import literal
+from s2sgrad.standalone import literal
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
