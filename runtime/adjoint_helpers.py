@@ -29,6 +29,7 @@ SHAPE_ONLY_ARGUMENTS = {
 __all__ = [
     "SHAPE_ONLY_ARGUMENTS",
     "accumulate_at",
+    "backwards",
     "fresh_adjoint",
     "index_adjoint",
     "match_shape",
@@ -40,6 +41,15 @@ __all__ = [
     "unreduce",
     "zero_adjoint",
 ]
+
+
+def backwards(indices):
+    """The iterations of a primal loop (a ``range``), last first, as an adjoint loop runs
+    them. A primitive without derivative (unlike the builtin ``reversed``), so that when
+    generated code is transformed again its loop variable is known to be a constant index
+    even where `indices` arrives in a saved tuple or off a stack. A range again, so it has a
+    length and items like the range it reverses."""
+    return indices[::-1]
 
 
 def _shape(value) -> tuple:

@@ -17,13 +17,24 @@ __all__ = ["ContainerAdjoint", "as_structure", "is_container", "part", "parts_of
 
 
 class ContainerAdjoint(dict):
-    """Adjoints by key; a missing key is a zero adjoint."""
+    """Adjoints by key; a missing key is a zero adjoint.
+
+    As the tangent of a container adjoint in a batched sweep it carries the number of
+    directions, `batch`, and a missing key is then a zero for each direction.
+    """
+
+    def __init__(self, *items, batch=None):
+        super().__init__(*items)
+        self.batch = batch
 
     def __missing__(self, key):
-        return 0.0
+        return 0.0 if self.batch is None else np.zeros(self.batch)
+
+    def copy(self):
+        return ContainerAdjoint(self, batch=self.batch)
 
     def __add__(self, other):
-        out = ContainerAdjoint(self)
+        out = self.copy()
         if isinstance(other, dict):
             for key, value in other.items():
                 out[key] = out[key] + value

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .containers import is_container
+from .containers import ContainerAdjoint, is_container
 
 __all__ = [
     "accumulate_tangent",
@@ -45,9 +45,14 @@ def zero_tangent(x, batch=None):
     """The zero tangent of `x`: ``0.0`` for a number, zeros shaped like `x` otherwise (with a
     leading axis of length `batch` in a batched sweep); containers get containers of zeros."""
     if is_container(x):
+        if isinstance(x, ContainerAdjoint):
+            zeros = {key: zero_tangent(value, batch) for key, value in x.items()}
+            return ContainerAdjoint(zeros, batch=batch)
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}
         return type(x)(zero_tangent(value, batch) for value in x)
+    if isinstance(x, (range, slice, str, type(None))):  # bookkeeping a stack carries
+        return 0.0
     shape = np.shape(x)
     if batch is None:
         if not shape and isinstance(x, (float, int)):
@@ -210,17 +215,20 @@ def batch_size(*tangents):
 def writable_tangent(t):
     """A tangent that item writes may change: a copy of its own (tangents can be shared)."""
     if is_container(t):
-        return dict(t) if isinstance(t, dict) else list(t)
+        return t.copy() if isinstance(t, dict) else list(t)
     return np.array(t, dtype=np.result_type(t, 1.0))
 
 
 def set_batch_item(t, index, value):
-    """``t[index] = value`` behind the batch axis of a batched tangent (containers direct)."""
+    """``t[index] = value`` behind the batch axis of a batched tangent (containers direct),
+    in place; returns `t`. Generated code writes ``t = set_batch_item(t, ...)``, so a
+    further transformation sees the value it changes (and, lacking a rule, says so)."""
     if is_container(t):
         t[index] = value
-        return
+        return t
     items = index if isinstance(index, tuple) else (index,)
     t[(slice(None), *items)] = value
+    return t
 
 
 def norm_axes(x, axis=None):
@@ -254,7 +262,13 @@ def batch_unbroadcast(t, ans, x, *operands):
         return (batch,) + (1,) * (rank - len(shape)) + tuple(shape)
 
     out = unbroadcast(np.reshape(t, padded(t.shape[1:])), *(padded(s) for s in shapes))
-    return np.reshape(out, (batch, *np.shape(ans)))
+    shape = (batch, *np.shape(ans))
+    if out.shape == shape:
+        return out
+    # the leading padding axes were reduced to length 1; a lazily broadcast direction (a
+    # scalar adjoint seeding an array) is still smaller than `ans` and is broadcast out
+    out = np.reshape(out, (batch, *out.shape[1 + rank - len(shape) + 1 :]))
+    return np.broadcast_to(out, shape)
 
 
 def batch_unreduce(t, ans, x, axis=None, keepdims=False):

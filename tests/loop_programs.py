@@ -185,3 +185,25 @@ def while_return(x):
         if y > 3.0:
             return y * 2.0
     return y
+
+
+def reversed_list(x):
+    parts = [x, 2.0 * x, np.sin(x)]
+    s = 0.0  # a number that becomes an array in the loop
+    for v in reversed(parts):
+        s = s * 0.5 + v
+    return np.sum(s)
+
+
+def reversed_range(x):
+    s = 0.0
+    for i in reversed(range(len(x))):
+        s = s * 0.5 + x[i] ** 2
+    return s
+
+
+def in_sorted_order(x):
+    s = 0.0
+    for k in np.argsort(x):  # indices from a call without derivative: constants
+        s = 2.0 * s + x[k] * x[0]
+    return s

@@ -37,6 +37,9 @@ CASES = [
     ("first_large", (np.array([0.1, 0.2]),)),
     ("search_in_nested", (rng.random((3, 3)),)),
     ("search_in_nested", (rng.random((2, 2)) * 0.2,)),
+    ("reversed_list", (rng.random(3),)),
+    ("reversed_range", (rng.random(4),)),
+    ("in_sorted_order", (rng.random(4),)),
     ("while_return", (0.4,)),
     ("while_return", (2.5,)),
     (
@@ -72,7 +75,7 @@ def test_loop_code_pushes_once_per_iteration_and_runs_backwards():
     text = sg.source(sg.grad(lp.running_state, wrt=(0, 1)), np.ones((4, 3)), np.ones((3, 3)))
     body = text[text.index("def ") :]
     assert body.count(".append(") == 1 and body.count(".pop()") == 1
-    assert "in reversed(" in body
+    assert "in backwards(" in body
 
 
 def test_values_read_only_for_their_shape_are_pushed_as_shapes():

@@ -29,6 +29,7 @@ import types
 from collections.abc import Mapping
 
 import libcst as cst
+from s2sgrad.runtime import registry
 
 from .naming import Namer
 from .operations import is_append
@@ -113,7 +114,6 @@ class _Normalizer:
         self.resolution = resolution
         self.namer = namer
         self.current: dict[str, str] = {p: p for p in resolution.params}
-        self.ranges: set[str] = set()  # names holding a range (reversed() may loop over them)
         self.lines: list[cst.SimpleStatementLine] = []
         self.origins: dict[str, Origin] = {}
         self.line_of: dict[str, int] = {}
@@ -388,11 +388,25 @@ class _Normalizer:
             if not isinstance(target, cst.Name):
                 raise self.parsed.error(target, "a loop over range needs a plain name as target")
             return self.atom(source), target.value, []
-        if _is_builtin_call(source, "reversed", self.resolution) and self._reverses_a_range(source):
-            # generated adjoints loop backwards over a loop's range: the indices, inactive
+        if self._gives_constants(source):
+            # ``for i in backwards(r)`` (an adjoint loop), ``for k in np.argsort(x)``: the
+            # items carry no derivative, so the loop runs over them as they are
             if not isinstance(target, cst.Name):
-                raise self.parsed.error(target, "a loop over range needs a plain name as target")
+                raise self.parsed.error(target, "a loop over indices needs a plain name as target")
             return self.atom(source), target.value, []
+        if _is_builtin_call(source, "reversed", self.resolution) and len(source.args) == 1:
+            # any other sequence read backwards, item by item (a range popped off a stack
+            # by the adjoint of a nested loop, a list): ``v = s[i]`` for i = n-1, ..., 0
+            sequence = self.atom(source.args[0].value)
+            names = _target_names(target, 1)
+            if names is None:
+                raise self.parsed.error(target, "this loop target does not match what it iterates")
+            count = self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(sequence),)))
+            last = self.atom_of(cst.BinaryOperation(count, cst.Subtract(), cst.Integer("1")))
+            minus_one = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+            backwards = (cst.Arg(last), cst.Arg(minus_one), cst.Arg(minus_one))
+            iterable = self.atom_of(cst.Call(cst.Name("range"), backwards))
+            return iterable, self.namer.fresh("_i"), [(names[0], sequence)]
         if _is_builtin_call(source, "enumerate", self.resolution):
             if len(source.args) != 1:
                 raise self.parsed.error(source, "enumerate with a start is not supported yet")
@@ -416,12 +430,15 @@ class _Normalizer:
         index = self.namer.fresh("_i")
         return iterable, index, list(zip(names, sequences, strict=True))
 
-    def _reverses_a_range(self, call: cst.Call) -> bool:
-        """``reversed(r)`` where ``r`` is a name this function assigned a ``range`` to."""
-        if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+    def _gives_constants(self, source: cst.BaseExpression) -> bool:
+        """`source` calls a primitive registered without derivative."""
+        if not isinstance(source, cst.Call):
             return False
-        name = self.current.get(call.args[0].value.value, call.args[0].value.value)
-        return name in self.ranges
+        found, fn = self.resolution.value_of(source.func)
+        if not found:
+            return False
+        rule = registry.lookup(fn)
+        return rule is not None and not rule.differentiable
 
     def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
@@ -497,9 +514,6 @@ class _Normalizer:
         self.lines.append(cst.SimpleStatementLine(body=(statement,), leading_lines=leading))
         if target is not None:
             self.line_of[target] = self.source_line
-            value = getattr(statement, "value", None)
-            if _is_builtin_call(value, "range", self.resolution):
-                self.ranges.add(target)
 
     def statement(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.Assign):

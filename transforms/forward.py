@@ -60,6 +60,9 @@ class Tangents(TangentContext):
         return None
 
     def of_or_zero(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, (cst.Tuple, cst.List)):  # a returned ``(out, (saved, ...))``
+            elements = tuple(e.with_changes(value=self.of_or_zero(e.value)) for e in expr.elements)
+            return expr.with_changes(elements=elements)
         tangent = self.of(expr)
         return tangent if tangent is not None else self.zero(expr)
 
@@ -195,7 +198,7 @@ def _item_write(op: Operation, tangents: Tangents) -> list:
     written = new if new is not None else cst.Float("0.0")
     if tangents.batched:
         statements.append(
-            cst.Expr(call("set_batch_item", cst.Name(name), index_value(op.index), written))
+            assign(name, call("set_batch_item", cst.Name(name), index_value(op.index), written))
         )
     else:
         slots = cst.Subscript(cst.Name(name), op.index)

@@ -61,7 +61,7 @@ def usage(line: cst.SimpleStatementLine) -> Usage:
                 base = base_name(value.func.value)
                 if base is not None:
                     mutates.append(base)
-        if isinstance(value, cst.Call) and is_name(value.func, "accumulate_at") and value.args:
+        if isinstance(value, cst.Call) and _is_in_place_helper(value) and value.args:
             base = base_name(value.args[0].value)  # dx = accumulate_at(dx, ...) adds in place
             if base is not None:
                 mutates.append(base)
@@ -80,7 +80,7 @@ def usage(line: cst.SimpleStatementLine) -> Usage:
     elif kind is cst.Expr:
         value = statement.value
         read_names(value, reads)
-        if isinstance(value, cst.Call) and is_name(value.func, "accumulate_at") and value.args:
+        if isinstance(value, cst.Call) and _is_in_place_helper(value) and value.args:
             base = base_name(value.args[0].value)
             if base is not None:
                 mutates.append(base)
@@ -185,6 +185,14 @@ def single_name_assign(line: cst.SimpleStatementLine) -> tuple[str, cst.BaseExpr
 
 def replace_line(line: cst.SimpleStatementLine, statement: cst.BaseSmallStatement):
     return line.with_changes(body=(statement,))
+
+
+# runtime helpers that change their first argument in place (and return it)
+IN_PLACE_HELPERS = frozenset({"accumulate_at", "set_batch_item"})
+
+
+def _is_in_place_helper(value: cst.Call) -> bool:
+    return isinstance(value.func, cst.Name) and value.func.value in IN_PLACE_HELPERS
 
 
 def is_name(expr: cst.BaseExpression, value: str) -> bool:

@@ -18,7 +18,7 @@ from .walk import _NameReader, dotted_name, read_names
 
 
 def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
-    """The adjoint of ``for i in r: body``: ``for i in reversed(r):`` running the body's
+    """The adjoint of ``for i in r: body``: ``for i in backwards(r):`` running the body's
     adjoint. Each primal iteration pushes (one tuple, before its back-edge copies) the values
     of the iteration that the adjoint reads; each adjoint iteration starts by popping them."""
     if isinstance(line, cst.For):
@@ -28,7 +28,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
         if target in context.nf.loop_counts:  # it may break: only the iterations that ran
             count = cst.Name(context.nf.loop_counts[target])
             iterated = cst.Subscript(line.iter, (cst.SubscriptElement(cst.Slice(None, count)),))
-        backwards = cst.Call(cst.Name("reversed"), (cst.Arg(iterated),))
+        backwards = cst.Call(cst.Name("backwards"), (cst.Arg(iterated),))
     else:  # while: run as many times as the primal loop counted
         target = line.test.value
         loop_target = cst.Name(context.namer.fresh("_"))

@@ -109,15 +109,15 @@ def infer_shapes(
             counts[target] = counts.get(target, 0) + 1
     varying = {name for name, count in counts.items() if count > 1}
     unknown: set[str] = set()
-    previous = None
     for _ in range(len(varying) + 2):
-        shapes = _walk(nf, activity, namespace, scalar_params, unknown, array_ndims or {})
-        current = {name: shapes._tokens.get(name) for name in varying}
-        if current == previous:
+        shapes, disagreeing = _walk(
+            nf, activity, namespace, scalar_params, unknown, array_ndims or {}
+        )
+        if disagreeing <= unknown:
             break
-        if previous is not None:
-            unknown |= {name for name in varying if current[name] != previous[name]}
-        previous = current
+        # a name whose assignments disagree (``s = 0.0`` before a loop, ``s = s + v`` in it)
+        # has some shape from its first use on: walk again with a symbol for it throughout
+        unknown |= disagreeing
     # representatives must be defined on every path: parameters and top-level assignments
     everywhere = set(nf.params) | {
         name
@@ -133,7 +133,8 @@ def infer_shapes(
     return shapes
 
 
-def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> ShapeTokens:
+def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims):
+    """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
     symbols = itertools.count()
     tokens: dict[str, object] = {}
     for param in nf.params:
@@ -144,6 +145,7 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> Shape
     for name in unknown:
         tokens[name] = ("symbol", next(symbols))
     shapes = ShapeTokens(tokens, namespace, array_ndims)
+    disagreeing: set[str] = set()
     for _, op in activity.operations:
         if op.primitive in (SETITEM, APPEND) or op.name == "list.pop":
             continue  # writing into an array keeps its shape
@@ -155,8 +157,9 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims) -> Shape
             new = token if single else ("symbol", next(symbols))
             if target in tokens and tokens[target] != new:
                 new = ("symbol", next(symbols))  # assignments disagree
+                disagreeing.add(target)
             tokens[target] = new
-    return shapes
+    return shapes, disagreeing
 
 
 def _loop_targets(lines) -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..adjoint_helpers import (
     accumulate_at,
+    backwards,
     fresh_adjoint,
     index_adjoint,
     match_shape,
@@ -43,22 +44,42 @@ from ..containers import as_structure, part, parts_of, repeated
 from ..registry import registry
 from ..tangent_helpers import (
     accumulate_tangent,
+    batch_array,
+    batch_axis,
+    batch_concatenate,
+    batch_cumsum,
     batch_fresh_adjoint,
     batch_index,
+    batch_permutation,
+    batch_shape,
+    batch_size,
     batch_unbroadcast,
     batch_unreduce,
+    broadcast_tangent,
+    identity_directions,
+    lift_tangent,
+    norm_axes,
+    tangent_sum,
+    writable_tangent,
     zero_tangent,
 )
 
 registry.register_nondiff(
     [
         zero_adjoint,
+        backwards,
         reduced_count,
         extremum_weights,
         invert_axes,
         np.shape,
         builtins.len,
         zero_tangent,
+        batch_axis,
+        batch_shape,
+        batch_size,
+        batch_permutation,
+        norm_axes,
+        identity_directions,
     ]
 )
 registry.linear(
@@ -77,6 +98,18 @@ registry.linear(
     parts_of,
     repeated,
     as_structure,
+    # the helpers of forward-mode code, so that it too can be differentiated again
+    broadcast_tangent,
+    lift_tangent,
+    batch_index,
+    batch_unbroadcast,
+    batch_unreduce,
+    batch_fresh_adjoint,
+    writable_tangent,
+    tangent_sum,
+    batch_cumsum,
+    batch_array,
+    batch_concatenate,
 )
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(matmul_left, dot_adjoint_a, inner_adjoint_a, positions=(0, 2))
@@ -91,6 +124,16 @@ def safe_divide_(g, ans, x, y):
 @registry.jvp(accumulate_at)
 def accumulate_at_(tangents, ans, dx, index, g):
     return accumulate_tangent(tangents[0], index, tangents[2], dx)
+
+
+@registry.jvp(accumulate_tangent)
+def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
+    return accumulate_tangent(tangents[0], index, tangents[2], dx)
+
+
+@registry.batched(part)
+def part_(tangents, ans, adjoint, key):
+    return part(tangents[0], key)  # a container's tangent holds batched tangents by key
 
 
 @registry.batched(unbroadcast)
