@@ -42,13 +42,23 @@ def _axes(axis, ndim: int) -> tuple[int, ...]:
 
 
 def safe_divide(x, y):
-    """``x / y`` with 0 where ``y == 0``: the subgradient chosen at kinks such as ``norm(0)``.
+    """``x / y``, but exactly 0 wherever ``x`` is 0, whatever ``y`` is there (0, inf or NaN).
 
-    Without it the adjoint of a norm or a standard deviation at a zero result is 0/0 = NaN.
+    The NaN-safe division of derivative rules (README, "NaN-safe gradients"). A rule whose
+    derivative is singular divides the incoming adjoint by the singular factor with it:
+    ``safe_divide(g, 2 * ans)`` for `sqrt`. Where ``g`` is 0, typically the branch
+    ``np.where`` did not select, the contribution is exactly 0 instead of ``0 / 0 = NaN``;
+    elsewhere it is the plain quotient, ``±inf`` where ``y`` is 0 (an infinite derivative is a
+    value here, so no warning is issued). At the kinks of ``norm`` and ``std`` the numerator
+    (``x`` or the centered data) is 0 too, which gives them the subgradient 0.
     """
-    y = np.asarray(y)
-    zero = y == 0
-    return np.where(zero, 0.0, np.asarray(x) / np.where(zero, 1.0, y))
+    if isinstance(x, float) and isinstance(y, float) and y:  # Python numbers: no array work
+        return x / y if x else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = np.divide(x, y)
+    if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
+        quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
+    return quotient
 
 
 # -- reductions -----------------------------------------------------------------------------------
@@ -311,7 +321,11 @@ def _vector_norm_derivative(x, ans, ord, axis):
         return np.sign(x)
     if np.isinf(ord):
         return np.sign(x) * extremum_weights(np.abs(x), ans, axis, keepdims=True)
-    return np.sign(x) * safe_divide(np.abs(x) ** (ord - 1), ans ** (ord - 1))
+    # sign(x) |x|^(ord-1) / ans^(ord-1), written so that a zero entry gets 0 (sign(0) = 0)
+    # for every ord, where |x|^(ord-1) alone would be infinite for ord < 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.abs(x) ** (1 - ord) * ans ** (ord - 1)
+    return safe_divide(np.sign(x), scale)
 
 
 def _matrix_norm_derivative(x, ans, ord):

@@ -5,6 +5,14 @@ arguments, ``g`` may be lazily broadcast, and the compiler reduces each contribu
 argument's shape where it cannot prove the shapes agree. So these rules are the textbook
 derivatives and nothing else. Templates are parsed and inlined, never called by generated code
 (see ``runtime/registry.py`` for what a template may contain).
+
+NaN safety (README, "NaN-safe gradients"): a rule whose derivative is singular at a finite
+input (`sqrt` and `arcsin` at the ends of their domain, `log` and `divide` at 0, `power`'s
+exponent at a zero base) divides with `safe_divide`, which gives exactly 0 where the adjoint is
+0. The branch ``np.where`` did not select then contributes 0, not ``0 * inf = NaN``. Forward
+rules are derived from these templates, so tangents get the same guard. The `math` functions
+keep the plain quotient: they take Python numbers, raise outside their domain, and Python code
+selects with ``if``, whose untaken branch is never differentiated.
 """
 
 import builtins
@@ -13,6 +21,7 @@ import operator
 
 import numpy as np
 
+from ..array_helpers import safe_divide
 from ..registry import registry
 
 vjp = registry.vjp
@@ -37,7 +46,8 @@ def multiply(g, ans, x, y):
 
 @vjp(operator.truediv, np.divide, elementwise=True)
 def divide(g, ans, x, y):
-    return g / y, -g * ans / y
+    gy = safe_divide(g, y)
+    return gy, -safe_divide(gy * x, y)
 
 
 @vjp(operator.neg, np.negative, elementwise=True)
@@ -52,7 +62,8 @@ def positive(g, ans, x):
 
 @vjp(operator.pow, np.power, math.pow, elementwise=True)
 def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x)
+    # the exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf)
+    return g * y * x ** (y - 1), g * ans * np.log(np.where(ans == 0, 1.0, x))
 
 
 @vjp(operator.mod, np.mod, elementwise=True)
@@ -65,8 +76,13 @@ def square(g, ans, x):
     return g * 2 * x
 
 
-@vjp(np.sqrt, math.sqrt, elementwise=True)
+@vjp(np.sqrt, elementwise=True)
 def sqrt(g, ans, x):
+    return safe_divide(g, 2 * ans)
+
+
+@vjp(math.sqrt, elementwise=True)
+def math_sqrt(g, ans, x):
     return g / (2 * ans)
 
 
@@ -116,7 +132,7 @@ def expm1(g, ans, x):
 
 @vjp(np.log, elementwise=True)
 def log(g, ans, x):
-    return g / x
+    return safe_divide(g, x)
 
 
 @vjp(math.log, elementwise=True)
@@ -124,18 +140,33 @@ def math_log(g, ans, x, base=math.e):
     return g / (x * math.log(base)), -g * ans / (base * math.log(base))
 
 
-@vjp(np.log2, math.log2, elementwise=True)
+@vjp(np.log2, elementwise=True)
 def log2(g, ans, x):
+    return safe_divide(g, x * np.log(2.0))
+
+
+@vjp(math.log2, elementwise=True)
+def math_log2(g, ans, x):
     return g / (x * np.log(2.0))
 
 
-@vjp(np.log10, math.log10, elementwise=True)
+@vjp(np.log10, elementwise=True)
 def log10(g, ans, x):
+    return safe_divide(g, x * np.log(10.0))
+
+
+@vjp(math.log10, elementwise=True)
+def math_log10(g, ans, x):
     return g / (x * np.log(10.0))
 
 
-@vjp(np.log1p, math.log1p, elementwise=True)
+@vjp(np.log1p, elementwise=True)
 def log1p(g, ans, x):
+    return safe_divide(g, 1 + x)
+
+
+@vjp(math.log1p, elementwise=True)
+def math_log1p(g, ans, x):
     return g / (1 + x)
 
 
@@ -172,13 +203,23 @@ def tan(g, ans, x):
     return g * (1 + ans**2)
 
 
-@vjp(np.arcsin, math.asin, elementwise=True)
+@vjp(np.arcsin, elementwise=True)
 def arcsin(g, ans, x):
+    return safe_divide(g, np.sqrt(1 - x**2))
+
+
+@vjp(math.asin, elementwise=True)
+def math_asin(g, ans, x):
     return g / np.sqrt(1 - x**2)
 
 
-@vjp(np.arccos, math.acos, elementwise=True)
+@vjp(np.arccos, elementwise=True)
 def arccos(g, ans, x):
+    return -safe_divide(g, np.sqrt(1 - x**2))
+
+
+@vjp(math.acos, elementwise=True)
+def math_acos(g, ans, x):
     return -g / np.sqrt(1 - x**2)
 
 
@@ -187,8 +228,15 @@ def arctan(g, ans, x):
     return g / (1 + x**2)
 
 
-@vjp(np.arctan2, math.atan2, elementwise=True)
+@vjp(np.arctan2, elementwise=True)
 def arctan2(g, ans, y, x):
+    # at the origin both numerators are 0: the subgradient 0 there
+    r2 = x**2 + y**2
+    return safe_divide(g * x, r2), -safe_divide(g * y, r2)
+
+
+@vjp(math.atan2, elementwise=True)
+def math_atan2(g, ans, y, x):
     return g * x / (x**2 + y**2), -g * y / (x**2 + y**2)
 
 

@@ -8,8 +8,9 @@ which is all an adjoint needs to do). Parameters are NumPy's own names; ``out``,
 ``std`` take ``ddof`` but not its NumPy 2 alias ``correction``, nor ``mean``.
 
 Kinks: ``max``/``min`` split ``g`` equally among tied extrema (like JAX); ``std`` of a constant
-slice has adjoint 0 there rather than 0/0. ``prod`` is exact with zeros in the slice, any number
-of them (products of the other elements come from cumulative products, not ``ans / a``).
+slice has adjoint 0 there rather than 0/0 (`safe_divide`; README, "NaN-safe gradients").
+``prod`` is exact with zeros in the slice, any number of them (products of the other elements
+come from cumulative products, not ``ans / a``).
 """
 
 import numpy as np
@@ -52,8 +53,9 @@ def var(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
 def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     count = reduced_count(a, axis)
-    scale = safe_divide(unreduce(g, a, axis, keepdims), unreduce(ans, a, axis, keepdims))
-    return scale * centered / (count - ddof)
+    # centered / std is 0/0 only on a constant slice, where centered is 0: the subgradient 0
+    slope = safe_divide(centered, unreduce(ans, a, axis, keepdims))
+    return unreduce(g, a, axis, keepdims) * slope / (count - ddof)
 
 
 @vjp(np.cumsum)
