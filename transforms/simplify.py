@@ -31,26 +31,17 @@ import itertools
 import libcst as cst
 
 from .lines import COMPOUND, on_branches, single_name_assign, usage
+from .sympy_code import (
+    SOURCE_FUNCTIONS,
+    STATEMENT_COST,
+    Printer,
+    Unprintable,
+    floating,
+    operations,
+    shared_cost,
+    written_cost,
+)
 from .walk import dotted_name, read_names
-
-# sympy function name -> (numpy spelling, math spelling)
-_FUNCTIONS = {
-    "sin": ("np.sin", "math.sin"),
-    "cos": ("np.cos", "math.cos"),
-    "tan": ("np.tan", "math.tan"),
-    "exp": ("np.exp", "math.exp"),
-    "log": ("np.log", "math.log"),
-    "tanh": ("np.tanh", "math.tanh"),
-    "sinh": ("np.sinh", "math.sinh"),
-    "cosh": ("np.cosh", "math.cosh"),
-    "asin": ("np.arcsin", "math.asin"),
-    "acos": ("np.arccos", "math.acos"),
-    "atan": ("np.arctan", "math.atan"),
-    "sqrt": ("np.sqrt", "math.sqrt"),
-}
-_SOURCE_FUNCTIONS = {
-    spelling: name for name, spellings in _FUNCTIONS.items() for spelling in spellings
-} | {"np.square": "square"}
 
 # calls that may be moved, merged or dropped: no side effects, no state
 _PURE_PREFIXES = ("np.", "math.")
@@ -96,6 +87,8 @@ class _Context:
     params: frozenset
     taken: set
     pure_helpers: frozenset
+    arithmetic: set = dataclasses.field(default_factory=set)  # targets segments took in
+    floats: set = dataclasses.field(default_factory=set)  # names certainly holding floats
     counter: itertools.count = dataclasses.field(default_factory=lambda: itertools.count(1))
 
     def fresh(self) -> str:
@@ -154,7 +147,60 @@ def _block(lines: list, context: _Context) -> list:
             if not segment.add(line):
                 out.append(line)
     out.extend(segment.flush())
-    return out
+    return _fold_into_return(out, context)
+
+
+def _fold_into_return(lines: list, context: _Context) -> list:
+    """``dx = ...; dy = ...; return (dx, dy)`` -> ``return (..., ...)``: arithmetic
+    assignments right before a ``return`` of names, each read only there, move into it (in
+    the same order)."""
+    if not lines or not isinstance(lines[-1], cst.SimpleStatementLine):
+        return lines
+    statement = lines[-1].body[0]
+    if not isinstance(statement, cst.Return) or statement.value is None:
+        return lines
+    value = statement.value
+    elements = [value] if isinstance(value, cst.Name) else None
+    if isinstance(value, cst.Tuple) and all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in value.elements
+    ):
+        elements = [e.value for e in value.elements]
+    if not elements:
+        return lines
+    names = [e.value for e in elements]
+    position = {n: i for i, n in enumerate(names) if names.count(n) == 1}
+    folded: dict[str, cst.BaseExpression] = {}
+    comments: list = []
+    limit, index = len(names), len(lines) - 2
+    while index >= 0:
+        assign = single_name_assign(lines[index])
+        if assign is None:
+            break
+        target, expr = assign
+        place = position.get(target)
+        if place is None or place >= limit or context.reads[target] != 1:
+            break
+        if context.writes[target] != 1 or target not in context.arithmetic:
+            break
+        folded[target] = expr
+        comments[:0] = lines[index].leading_lines
+        limit, index = place, index - 1
+    if not folded:
+        return lines
+    if isinstance(value, cst.Name):
+        new_value = folded[value.value]
+    else:
+        new_value = value.with_changes(
+            elements=[
+                e.with_changes(value=folded.get(e.value.value, e.value)) for e in value.elements
+            ]
+        )
+    last = lines[-1]
+    returned = last.with_changes(
+        body=(statement.with_changes(value=new_value),),
+        leading_lines=tuple(_unique_comments([*comments, *last.leading_lines])),
+    )
+    return [*lines[: index + 1], returned]
 
 
 class _Segment:
@@ -204,6 +250,7 @@ class _Segment:
         except _Unsupported:
             return False
         self.read_free.update(read_names(value, []))
+        context.arithmetic.add(target)
         self.lines.append(line)
         self.targets.append(target)
         self.inlined[target] = inlined
@@ -255,7 +302,7 @@ class _Segment:
                 return left**right
         if kind is cst.Call:
             name = dotted_name(node.func)
-            function = _SOURCE_FUNCTIONS.get(name or "")
+            function = SOURCE_FUNCTIONS.get(name or "")
             if function is not None and len(node.args) == 1 and node.args[0].keyword is None:
                 if node.args[0].star:
                     raise _Unsupported
@@ -266,7 +313,28 @@ class _Segment:
                 if function == "sqrt":
                     return sp.sqrt(argument)
                 return getattr(sp, function)(argument)
+            if name in self.context.pure_helpers and node.args:
+                return self.helper(node, name, inline)
         return self.atom(node, inline)
+
+    def helper(self, node: cst.Call, name: str, inline: bool):
+        """A pure runtime helper (``safe_divide(g, y)``) as an uninterpreted sympy function of
+        its converted arguments: shared and moved like arithmetic, never looked into."""
+        seen = len(self.seen)
+        try:
+            if any(a.keyword is not None or a.star for a in node.args):
+                raise _Unsupported
+            arguments = [self.convert(a.value, inline) for a in node.args]
+        except _Unsupported:
+            del self.seen[seen:]
+            return self.atom(node, inline)
+        if name == "safe_divide" and len(arguments) == 2 and _bounded_away_from_zero(arguments[1]):
+            numerator, denominator = arguments
+            if numerator.is_Float and float(numerator).is_integer():
+                numerator = self.sp.Integer(int(numerator))  # 1 / y: no 1.0 * x to carry around
+            return numerator / denominator  # safe_divide differs from x / y only where y is 0
+        self.calls.add(name)
+        return self.sp.Function(name)(*arguments)
 
     def atom(self, node: cst.BaseExpression, inline: bool):
         """An opaque subexpression as one symbol: pure, and reading no name of the segment
@@ -308,28 +376,29 @@ class _Segment:
     def rewrite(self) -> list | None:
         """The segment written back, or None where that would not be cheaper.
 
-        Two plans, the cheaper wins: *inlined* writes only the outputs, each a simplified
-        expression of the segment's inputs (best when a chain collapses); *local* keeps every
-        assignment and simplifies each one with the names it reads as symbols (best when the
-        chain's values are shared widely). Both share common subexpressions with `sympy.cse`.
+        Two plans, the cheaper wins (operations, plus a little per statement): *graph* keeps
+        the segment's assignments as a graph and folds away every one that costs nothing to
+        fold (read once, or trivially cheap, or cheaper once substituted), then shares common
+        subexpressions across all that remain (the forward and adjoint sweep alike) and
+        factors sums (`_Graph`); *inlined* writes only the outputs, each a simplified
+        expression of the segment's inputs (best when a whole chain collapses).
         """
         outputs = self.outputs()
         if not outputs:
             return None
-        printer = _Printer(self.atom_nodes, "math" if self.calls == {"math"} else "np")
+        flavor = "math" if "math" in self.calls and "np" not in self.calls else "np"
+        printer = Printer(self.atom_nodes, flavor)
+        helpers = self.context.pure_helpers
+        written = sum(written_cost(single_name_assign(n)[1], helpers) for n in self.lines)
         plans = [
-            (
-                sum(_written_cost(single_name_assign(n)[1]) for n in self.lines),
-                len(self.lines),
-                None,
-            ),
-            self.local_plan(printer),
+            (written + STATEMENT_COST * len(self.lines), len(self.lines), None),
+            self.graph_plan(outputs, printer),
             self.inlined_plan(outputs, printer),
         ]
         return min((p for p in plans if p is not None), key=lambda p: p[:2])[2]
 
     def inlined_plan(self, outputs: list[str], printer) -> tuple | None:
-        chosen = []
+        chosen = {}
         for name in outputs:
             expr = self.inlined[name]
             if expr is None:
@@ -339,57 +408,33 @@ class _Segment:
                 return None
             if self.sp.count_ops(expr) > _INLINE_BUDGET:
                 return None
-            chosen.append(self.simplest(expr, found, full=True))
+            chosen[name] = self.simplest(expr, found, full=True)
+            if chosen[name] is None:
+                return None
+        graph = _Graph(self, chosen, set(outputs))
+        graph.optimize()
         comments = _unique_comments([c for line in self.lines for c in line.leading_lines])
-        return self.plan(outputs, chosen, printer, {outputs[0]: comments})
+        return graph.emit(outputs, printer, {outputs[0]: comments})
 
-    def local_plan(self, printer) -> tuple | None:
-        chosen = []
-        for expr in self.local:
-            found = {self.symbol_name(s) for s in expr.free_symbols}
-            chosen.append(self.simplest(expr, found, full=False))
+    def graph_plan(self, outputs: list[str], printer) -> tuple | None:
         for target, expr in zip(self.targets, self.local, strict=True):
             found = {self.symbol_name(s) for s in expr.free_symbols}
             if not self.direct[target] <= found:  # sympy dropped a name (x - x): its shape
                 return None
-        comments = {t: line.leading_lines for t, line in zip(self.targets, self.lines, strict=True)}
-        return self.plan(self.targets, chosen, printer, comments)
-
-    def plan(self, names: list[str], exprs: list, printer, comments: dict) -> tuple | None:
-        """(cost, statement count, lines) for assigning `exprs` to `names`, with common
-        subexpressions first computed once, each just before its first use."""
-        sp = self.sp
-        replacements, reduced = sp.cse(exprs, symbols=_numbered(sp, self.context))
-        cost = sum(_cost(sp, e) for _, e in replacements) + sum(_cost(sp, e) for e in reduced)
-        definitions = dict(replacements)
-        renamed: dict = {}
-        for name, expr in zip(names, reduced, strict=True):
-            if expr in definitions and expr not in renamed:
-                renamed[expr] = name  # a shared subexpression that is an output takes its name
-        printer.names = renamed
-        emitted: set = set()
-        new: list = []
-        try:
-            for name, expr in zip(names, reduced, strict=True):
-                start = len(new)
-                self.emit_needed(expr, definitions, renamed, emitted, printer, new)
-                if renamed.get(expr) != name:
-                    new.append(_assign(name, printer.code(expr)))
-                if comments.get(name) and len(new) > start:
-                    new[start] = new[start].with_changes(leading_lines=tuple(comments[name]))
-        except _Unsupported:
-            return None
-        return cost, len(new), new
-
-    def emit_needed(self, expr, definitions, renamed, emitted, printer, new) -> None:
-        """Assignments of the shared subexpressions `expr` reads (and those they read)."""
-        for symbol in sorted(expr.free_symbols, key=lambda s: s.name):
-            if symbol in definitions and symbol not in emitted:
-                emitted.add(symbol)
-                value = definitions[symbol]
-                self.emit_needed(value, definitions, renamed, emitted, printer, new)
-                target = renamed.get(symbol, symbol.name)
-                new.append(_assign(target, printer.code(value)))
+        graph = _Graph(self, dict(zip(self.targets, self.local, strict=True)), set(outputs))
+        graph.fold()
+        graph.optimize()
+        comments: dict[str, list] = {}
+        pending: list = []
+        for target, line in zip(self.targets, self.lines, strict=True):
+            pending.extend(line.leading_lines)
+            if target in graph.exprs:
+                comments[target] = _unique_comments(pending)
+                pending = []
+        names = [t for t in self.targets if t in graph.exprs]
+        if pending and names:
+            comments[names[-1]] = _unique_comments(comments.get(names[-1], []) + pending)
+        return graph.emit(names, printer, comments)
 
     def symbol_name(self, symbol) -> str:
         return f"<atom {symbol.dummy_index}>" if symbol in self.atom_nodes else symbol.name
@@ -408,7 +453,181 @@ class _Segment:
             except Exception:  # sympy gives up on some expressions in many ways: keep ours
                 continue
         safe = [c for c in candidates if {self.symbol_name(s) for s in c.free_symbols} >= names]
-        return min(safe, key=lambda c: _shared_cost(sp, c))
+        return min(safe, key=lambda c: shared_cost(sp, c)) if safe else None
+
+
+class _Graph:
+    """A segment's assignments as ``name -> sympy expression`` (of the names before it and the
+    segment's inputs), rewritten in place and then written out in dependency order.
+
+    Every rewrite keeps each expression reading every name it read (through the names it now
+    reads instead): dropping one could drop the broadcasting it brought.
+    """
+
+    def __init__(self, segment: _Segment, exprs: dict, outputs: set[str]):
+        self.segment = segment
+        self.sp = segment.sp
+        self.exprs = dict(exprs)
+        self.outputs = outputs
+        self.symbols = {name: self.sp.Symbol(name, real=True) for name in exprs}
+        self.shared = False
+
+    def names(self, expr) -> set[str]:
+        return {self.segment.symbol_name(s) for s in expr.free_symbols}
+
+    def cost(self, expr) -> float:
+        """What `expr` costs once written: as it is once `share` has run, else with its
+        repeated subexpressions counted once (`share` will compute them once)."""
+        return operations(self.sp, expr) if self.shared else shared_cost(self.sp, expr)
+
+    def optimize(self) -> None:
+        """Common subexpressions once, shared factors out of sums, then fold what that left."""
+        self.share()
+        self.factor()
+        self.fold()
+
+    # -- folding -------------------------------------------------------------------------------
+
+    def fold(self) -> None:
+        """Substitute each non-output assignment into its readers wherever that costs nothing:
+        read once (a chain becomes one expression), trivially cheap (``-d``, a copy), or
+        cheaper after substitution (``sqrt(u) ** 2``); until nothing changes."""
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self.exprs):
+                if name not in self.outputs and self.fold_one(name):
+                    changed = True
+
+    def fold_one(self, name: str) -> bool:
+        symbol, value = self.symbols[name], self.exprs[name]
+        readers = [r for r, e in self.exprs.items() if symbol in e.free_symbols]
+        before = STATEMENT_COST + self.cost(value)
+        before += sum(self.cost(self.exprs[r]) for r in readers)
+        new = {}
+        for reader in readers:
+            old = self.exprs[reader]
+            wanted = (self.names(old) - {name}) | self.names(value)
+            substituted = old.xreplace({symbol: value})
+            if self.sp.count_ops(substituted) > _INLINE_BUDGET:
+                return False
+            best = self.segment.simplest(substituted, wanted, full=False)
+            if best is None:
+                return False
+            new[reader] = best
+        if sum(self.cost(e) for e in new.values()) > before + 1e-9:
+            return False
+        self.exprs.update(new)
+        del self.exprs[name]
+        return True
+
+    # -- sharing and factoring -----------------------------------------------------------------
+
+    def share(self) -> None:
+        """`sympy.cse` over every expression at once (forward and adjoint sweep together); a
+        shared subexpression that is all of some assignment takes that assignment's name."""
+        sp = self.sp
+        names = list(self.exprs)
+        context = self.segment.context
+        replacements, reduced = sp.cse(
+            [self.exprs[n] for n in names], symbols=_numbered(sp, context), order="none"
+        )
+        definitions = dict(replacements)
+        renaming = {}
+        for name, expr in zip(names, reduced, strict=True):
+            if expr in definitions and expr not in renaming:
+                renaming[expr] = self.symbols[name]
+        exprs = {}
+        for symbol, value in replacements:
+            target = renaming.get(symbol, symbol)
+            exprs[target.name] = value.xreplace(renaming)
+            self.symbols[target.name] = target
+        for name, expr in zip(names, reduced, strict=True):
+            if renaming.get(expr) is not self.symbols[name]:
+                exprs[name] = expr.xreplace(renaming)
+        self.exprs = exprs
+        self.shared = True
+
+    def factor(self) -> None:
+        """Shared factors out of sums, numbers too (``2*a - 2*b -> 2*(a - b)``)."""
+        for name, expr in list(self.exprs.items()):
+            candidates = [self.collected(expr)]
+            try:
+                candidates.append(self.sp.factor_terms(candidates[0]))
+            except Exception:  # sympy gives up on some expressions: keep ours
+                pass
+            wanted = self.names(expr)
+            safe = [c for c in candidates if self.names(c) >= wanted]
+            self.exprs[name] = min(safe, key=self.cost)
+
+    def collected(self, expr):
+        """`expr` with a factor two terms of a sum share pulled out (``a*s + b*s -> (a + b)*s``)
+        wherever that is cheaper, in sums at any depth."""
+        sp = self.sp
+        if not expr.args or expr.is_Atom:
+            return expr
+        args = [self.collected(a) for a in expr.args]
+        if any(a is not b for a, b in zip(args, expr.args, strict=True)):
+            expr = expr.func(*args, evaluate=False) if expr.is_Mul else expr.func(*args)
+        if not expr.is_Add:
+            return expr
+        wanted, best, best_cost = self.names(expr), expr, self.cost(expr)
+        improved = True
+        while improved and best.is_Add:
+            improved = False
+            counts = collections.Counter(s for t in best.args for s in t.free_symbols)
+            for symbol in sorted((s for s, n in counts.items() if n > 1), key=str):
+                try:
+                    candidate = sp.collect(best, symbol)
+                except Exception:  # sympy's collect gives up on some expressions: skip
+                    continue
+                cost = self.cost(candidate)
+                if cost < best_cost - 1e-9 and self.names(candidate) >= wanted:
+                    best, best_cost, improved = candidate, cost, True
+                    break
+        return best
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def emit(self, roots: list[str], printer, comments: dict) -> tuple | None:
+        """(cost, statement count, lines): `roots` in order, each after the assignments it
+        reads that are not written yet."""
+        lines: list = []
+        done: set[str] = set()
+        cost = 0.0
+        floats = self.segment.context.floats
+        try:
+            for root in roots:
+                start = len(lines)
+                stack = [(root, False)]
+                while stack:
+                    name, ready = stack.pop()
+                    if name in done:
+                        continue
+                    if ready:
+                        done.add(name)
+                        expr = self.exprs[name]
+                        cost += operations(self.sp, expr) + STATEMENT_COST
+                        is_float = printer.flavor == 1 and floating(self.sp, expr, floats)
+                        if is_float:
+                            floats.add(name)
+                        lines.append(_assign(name, printer.code(expr, floating=is_float)))
+                        continue
+                    stack.append((name, True))
+                    needed = sorted(self.names(self.exprs[name]) & set(self.exprs), reverse=True)
+                    stack.extend((n, False) for n in needed if n not in done)
+                if comments.get(root) and len(lines) > start:
+                    lines[start] = lines[start].with_changes(leading_lines=tuple(comments[root]))
+        except Unprintable:
+            return None
+        return cost, len(lines), lines
+
+
+def _bounded_away_from_zero(expr) -> bool:
+    """Whether `expr` is a positive number, or one plus something never negative (``1 +
+    exp(-x)``): then it is not 0 in floating point either, however its terms round."""
+    constant, rest = expr.as_coeff_Add()
+    return bool(constant.is_number and constant > 0 and (rest == 0 or rest.is_nonnegative))
 
 
 def _unique_comments(comments: list) -> list:
@@ -461,122 +680,3 @@ def _walk(node: cst.CSTNode):
         current = stack.pop()
         yield current
         stack.extend(current.children)
-
-
-def _cost(sp, expr) -> float:
-    """Operations an expression costs, function calls weighing more than arithmetic."""
-    cost = 0.0
-    for sub in sp.preorder_traversal(expr):
-        if sub.is_Add or sub.is_Mul:
-            cost += len(sub.args) - 1
-        elif sub.is_Pow:
-            cost += 1 if sub.exp in (-1, 2, sp.Rational(1, 2)) else 3
-        elif sub.is_Function:
-            cost += 8
-    return cost
-
-
-def _written_cost(node: cst.BaseExpression) -> float:
-    """`_cost` of an expression as written (sympy would already have folded ``2 * x * 3``)."""
-    kind = type(node)
-    if kind is cst.BinaryOperation:
-        own = 1.0
-        if isinstance(node.operator, cst.Power):
-            exponent = node.right
-            cheap = isinstance(exponent, (cst.Integer, cst.Float)) and exponent.value in (
-                "2",
-                "2.0",
-            )
-            own = 1.0 if cheap else 3.0
-        return own + _written_cost(node.left) + _written_cost(node.right)
-    if kind is cst.UnaryOperation:
-        return 1.0 + _written_cost(node.expression)
-    if kind is cst.Call and (dotted_name(node.func) or "") in _SOURCE_FUNCTIONS:
-        return 8.0 + sum(_written_cost(arg.value) for arg in node.args)
-    return 0.0  # names, numbers and opaque subexpressions: copied as they are
-
-
-def _shared_cost(sp, expr) -> float:
-    """The cost of `expr` once its repeated subexpressions are computed once."""
-    replacements, reduced = sp.cse([expr])
-    return sum(_cost(sp, e) for _, e in replacements) + _cost(sp, reduced[0])
-
-
-class _Printer:
-    """sympy expressions back to Python source: NumPy (or math) calls, opaque subexpressions
-    as their original code, divisions collected into one ``/``."""
-
-    def __init__(self, atoms: dict, flavor: str):
-        self.atoms = atoms
-        self.flavor = 1 if flavor == "math" else 0
-        self.names: dict = {}
-
-    def code(self, expr) -> str:
-        return self.expr(expr)
-
-    def expr(self, e) -> str:
-        if e in self.names:
-            return self.names[e]
-        if e in self.atoms:
-            return "(" + cst.Module(body=()).code_for_node(self.atoms[e]) + ")"
-        if e.is_Symbol:
-            return e.name
-        if e.is_Integer:
-            return str(int(e))
-        if e.is_Rational:
-            return repr(int(e.p) / int(e.q))
-        if e.is_Float:
-            return repr(float(e))
-        if e.is_Add:
-            return self.add(e)
-        if e.is_Mul:
-            return self.mul(e)
-        if e.is_Pow:
-            return self.power(e)
-        if e.is_Function and type(e).__name__ in _FUNCTIONS and len(e.args) == 1:
-            return f"{_FUNCTIONS[type(e).__name__][self.flavor]}({self.expr(e.args[0])})"
-        if e.is_NumberSymbol and str(e) in ("pi", "E"):
-            return ("np.", "math.")[self.flavor] + ("pi" if str(e) == "pi" else "e")
-        raise _Unsupported
-
-    def add(self, e) -> str:
-        terms = list(e.as_ordered_terms())
-        text = self.expr(terms[0])
-        for term in terms[1:]:
-            coefficient = term.as_coeff_Mul()[0]
-            if coefficient.is_number and coefficient < 0:
-                text += f" - ({self.expr(-term)})"
-            else:
-                text += f" + ({self.expr(term)})"
-        return f"({text})"
-
-    def mul(self, e) -> str:
-        coefficient, rest = e.as_coeff_Mul()
-        numerator, denominator = [], []
-        for factor in rest.as_ordered_factors():
-            base, exponent = factor.as_base_exp()
-            if exponent.is_number and exponent.is_negative:
-                denominator.append(base if exponent == -1 else base ** (-exponent))
-            else:
-                numerator.append(factor)
-        parts = [f"({self.expr(f)})" for f in numerator]
-        sign = ""
-        if float(coefficient) == -1.0:
-            sign = "-"
-        elif float(coefficient) != 1.0:
-            parts.insert(0, f"({self.expr(coefficient)})")
-        text = " * ".join(parts) if parts else "1"
-        if denominator:
-            below = " * ".join(f"({self.expr(f)})" for f in denominator)
-            text = f"{text} / ({below})"
-        return f"({sign}({text}))" if sign else f"({text})"
-
-    def power(self, e) -> str:
-        base, exponent = e.args
-        if exponent.is_number and float(exponent) == 0.5:
-            return f"{_FUNCTIONS['sqrt'][self.flavor]}({self.expr(base)})"
-        if exponent.is_number and exponent.is_negative:
-            return f"(1 / ({self.expr(base ** (-exponent))}))"
-        if exponent == 2 and (base.is_Symbol or base in self.names):  # x * x beats x ** 2
-            return f"({self.expr(base)} * {self.expr(base)})"
-        return f"(({self.expr(base)}) ** ({self.expr(exponent)}))"
