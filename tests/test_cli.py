@@ -179,6 +179,36 @@ def test_check_prints_a_table_and_exits_1_on_a_mismatch(tmp_path):
     assert "MISMATCH" in result.stdout
 
 
+def test_check_order_2_runs_check_grads_on_second_derivatives(tmp_path):
+    path = tmp_path / "second.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            import s2sgrad as sg
+
+            def f(x):
+                return np.sum(np.sin(x) * x)
+
+            def half_square(x):
+                # the value and slope of sum(x**2) / 2, but a slope whose derivative is 0
+                frozen = sg.stop_gradient(x)
+                return np.sum(x * frozen) - 0.5 * np.sum(frozen * frozen)
+            """
+        )
+    )
+    result = run("check", f"{path}:f", "--at", "x=[0.3, 0.7]", "--order", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "sg.check_grads, derivatives up to order 2, forward and reverse mode: ok" in (
+        result.stdout
+    )
+    result = run("check", f"{path}:half_square", "--at", "x=[0.3, 0.7]")
+    assert result.returncode == 0, result.stdout + result.stderr  # first derivatives agree
+    result = run("check", f"{path}:half_square", "--at", "x=[0.3, 0.7]", "--order", "2")
+    assert result.returncode == 1
+    assert "derivative order 2" in result.stdout and "MISMATCH" in result.stdout
+
+
 # -- in this process ----------------------------------------------------------------------
 
 
