@@ -27,7 +27,8 @@ def tape_jacobian(tape, target: Tensor, sources: list, batch: bool) -> list:
                 f"GradientTape.jacobian: sources must be Tensors or Variables; got "
                 f"{type(s).__name__}"
             )
-    picked = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tape._tracked]
+    tracked = tape._recording.tracked
+    picked = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
     result = [None] * len(sources)
     if not picked:
         return result
@@ -46,29 +47,25 @@ def _vectorized(tape, target, sources):
     """Jacobians from `sg.jacobian` of the lowered recording, or None when that is not
     possible (no `sg.jacobian` yet, a custom-gradient call on the path, nested tapes)."""
     jacobian = getattr(s2sgrad, "jacobian", None)
-    nodes = tape._nodes
-    if jacobian is None or any(isinstance(n[0], lowering.CustomCall) for n in nodes):
+    recording = tape._recording
+    if jacobian is None or recording.has_custom:
         return None
-    cut = {id(s) for s in sources}
-    relevant = lowering.prune(nodes, [target], cut)
-    if not relevant and id(target) not in cut:
+    relevant = lowering.prune(recording, [target], sources)
+    if not relevant and not any(target is s for s in sources):
         return [None] * len(sources)
-    low, spec = lowering.lower(nodes, relevant, [target], [None], sources)
-    if lowering.watched_elsewhere(low, tape):
+    low = lowering.lower(recording, relevant, [target], [None], sources)
+    if lowering.watched_elsewhere(low.objects, tape):
         return None
-    compiled = lowering.compiled_for(low, spec)
+    compiled = lowering.compiled_for(low)
     if compiled.jacobian is None:
         wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
         compiled.jacobian = jacobian(compiled.primal, wrt=wrt)
-    jacs = compiled.jacobian(*low.args)
-    by_slot = dict(zip([i for i, k in enumerate(low.arg_kinds) if k == "s"], jacs, strict=True))
-    found = []
-    for slots in low.source_args:
-        total = None
-        for slot in slots:
-            total = by_slot[slot] if total is None else total + by_slot[slot]
-        found.append(None if total is None else wrap(np.asarray(total)))
-    return found
+    jacs = compiled.jacobian(*low.values)
+    found = [None] * len(sources)
+    wrt_sources = [low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"]
+    for index, j in zip(wrt_sources, jacs, strict=True):
+        found[index] = j if found[index] is None else found[index] + j
+    return [None if j is None else wrap(np.asarray(j)) for j in found]
 
 
 def _by_rows(tape, target, sources):
@@ -80,7 +77,7 @@ def _by_rows(tape, target, sources):
         seed = np.zeros(size, dtype=np.result_type(target.dtype, 1.0))
         seed[k] = 1.0
         grads = lowering.backprop(
-            tape._nodes, [target], [seed.reshape(target.shape)], sources, tape
+            tape._recording, [target], [seed.reshape(target.shape)], sources, tape
         )
         for i, (g, s) in enumerate(zip(grads, sources, strict=True)):
             if g is not None:

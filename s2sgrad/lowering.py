@@ -1,19 +1,31 @@
 """From a tape's recording to a compiled adjoint: prune, lower to straight-line Python, compile.
 
-A recording is a list of nodes ``(fn, args, kwargs, inputs, values, result)``: the primitive,
-the arguments as written (Tensors in them), the Tensors among them in the order `apply` found
-them, their values at the time, and the result Tensor (or a tuple of them). `backprop`:
+A `Recording` is what one tape keeps. Each recorded call is a node ``(fn, args, kwargs, inputs,
+values, result, refs, first, count, constants)``: the primitive, the arguments as written
+(Tensors in them), the Tensors among them in the order `apply` found them, their values at the
+time, the result Tensor (or a tuple of them), a *ref* per input, the number of the first value
+the call produced and how many, and the array constants among its static arguments. Values are
+numbered as they are produced (``t0, t1, ...``); a ref is that number, or ``-1 - k`` for the
+k-th *leaf*: a Tensor (or a Variable's value at that moment) that no recorded call produced.
+Alongside, each node leaves a hashable key (`signature` plus refs), so the structure of the
+whole recording is known without walking it again. `backprop`:
 
-1. prunes the nodes to those between the sources and the targets;
-2. lowers them to a Python function whose parameters are the sources and the constants it reads,
-   one assignment per node (``t3 = np.sin(t2)``), returning the target (or the sum of the
-   targets, each multiplied by its output gradient when one is given);
-3. has `sg.grad` compile that function's adjoint (the same compiler and rules as the source
-   front door), cached under the recording's *structure*: the primitives, their static
-   arguments and the wiring, never the values. A training loop that records the same operations
-   each step compiles once; later steps cost a dictionary lookup and the adjoint's own work;
-4. runs it on the recorded values. If another tape records one of those values, the adjoint runs
-   on the Tensors themselves, so that tape records the backward computation (second derivatives).
+1. looks up a `Plan` under that structure, the sources and the targets. On a miss, it prunes
+   the nodes to those between the sources and the targets, lowers them to a Python function
+   whose parameters are the sources and the constants it reads, one assignment per node
+   (``t3 = np.sin(t2)``), returning the target (or the sum of the targets, each multiplied by
+   its output gradient when one is given), and compiles it (step 2);
+2. compiles that function's adjoint with the compiler's pipeline (the same passes and rules as
+   `sg.grad`) with every intermediate given (see transforms/given.py): the tape has already
+   computed them, so the adjoint is a backward sweep only and takes the recorded values it
+   reads as parameters. Compiled code is cached under the lowered region's structure
+   (primitives, static arguments, wiring, the dimensions of the arguments; never the values),
+   so a training loop compiles once, and a plan under the whole recording's, so later steps
+   cost a dictionary lookup, the gathering of the values the backward sweep reads, and the
+   sweep itself;
+3. runs it. If another tape records one of the values, the adjoint that recomputes the forward
+   pass (`sg.grad` of the lowered function) runs on the Tensors themselves instead, so that
+   tape records the whole computation (second derivatives).
 
 A `custom_gradient` call is a cut in the recording: the region after it is compiled and run
 first, its ``backward`` turns the gradient of its result into gradients of its inputs, and those
@@ -22,7 +34,6 @@ are propagated through the region before it by another compiled adjoint.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import operator
 
@@ -45,6 +56,7 @@ _INFIX = {
 }
 _PREFIX = {operator.neg: "-", operator.pos: "+"}
 _LITERAL_TYPES = (bool, int, float, str, type(None))
+_PLAN_LIMIT = 4096  # plans kept before the plan cache starts over (compiled code is kept)
 
 
 class CustomCall:
@@ -57,15 +69,42 @@ class CustomCall:
         self.backward = backward
 
 
-@dataclasses.dataclass
 class Compiled:
-    """One lowered recording: the primal function, its adjoint, and their sources."""
+    """One lowered recording: the primal function, its backward sweep, and their sources.
 
-    primal: object
-    adjoint: object
-    source: str
-    n_sources: int
-    jacobian: object = None  # `sg.jacobian` of the primal, made on first use
+    ``backward`` takes the parameters listed by ``index``: positions in the lowered region's
+    pool of values (its arguments, then its intermediates). ``recompute`` (``sg.grad`` of the
+    primal, made on first use) recomputes the forward pass: nested tapes run it on Tensors.
+    """
+
+    __slots__ = ("backward", "index", "jacobian", "kinds", "primal", "recompute", "source")
+
+    def __init__(self, primal, backward, index: tuple, source: str, kinds: tuple):
+        self.primal = primal
+        self.backward = backward
+        self.index = index
+        self.source = source
+        self.kinds = kinds  # "s" (source) or "c" (constant) per argument of the primal
+        self.recompute = None
+        self.jacobian = None  # `sg.jacobian` of the primal, made on first use
+
+
+class TapeAdjoint:
+    """What ``sg.source(tape)`` reads (through ``tape.__wrapped_transform__``): the generated
+    backward code of a lowered recording."""
+
+    __slots__ = ("entry", "function", "source")
+
+    def __init__(self, generated):
+        self.source = generated.source
+        self.function = generated.function
+        self.entry = generated.entry
+
+    def generic(self):
+        return self
+
+    def for_arguments(self, args):
+        return self
 
 
 _cache: dict[tuple, Compiled] = {}
@@ -76,116 +115,57 @@ def cache_size() -> int:
     return len(_cache)
 
 
-# -- pruning --------------------------------------------------------------------------------------
+# -- signatures (computed when a node is recorded) -----------------------------------------------
+
+_TENSOR = None  # the pattern of a Tensor argument: its place in the node's inputs says which
 
 
-def _outputs(result) -> tuple:
-    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
+    """The static structure of a call (hashable) and the constants it reads, in order.
 
-
-def prune(nodes: list, targets: list, cut: set[int]) -> list[int]:
-    """Indices of the nodes on a path from a value in `cut` (ids) to one of `targets`.
-
-    Custom-gradient nodes are never included: their results are in `cut` instead.
+    Each argument's pattern is `_TENSOR`, a literal's key (numbers, strings, slices: part of
+    the generated code), ``("o", callable)`` for functions, dtypes and types, ``("L"|"T",
+    items)`` for a list or tuple holding Tensors, or ``("c", kind)`` for anything else (arrays),
+    whose value is a parameter of the lowered function.
     """
-    needed = {id(t) for t in targets}
-    marked = []
-    for index in range(len(nodes) - 1, -1, -1):
-        node = nodes[index]
-        if not needed.isdisjoint(node[7]) and node[0].__class__ is not CustomCall:
-            marked.append(index)
-            needed.update(node[6])
-    reached = set(cut)
-    relevant = []
-    for index in reversed(marked):
-        node = nodes[index]
-        if not reached.isdisjoint(node[6]):
-            relevant.append(index)
-            reached.update(node[7])
-    return relevant
+    if len(args) == 2 and not kwargs:
+        a, b = args
+        if isinstance(a, Tensor) and isinstance(b, Tensor):
+            return fn, ()  # the common case, kept short
+    constants: list = []
+    patterns = tuple(_pattern(arg, constants, True) for arg in args)
+    keywords = (
+        tuple((key, _pattern(value, constants, False)) for key, value in kwargs.items())
+        if kwargs
+        else ()
+    )
+    return (fn, patterns, keywords), tuple(constants)
 
 
-# -- lowering -------------------------------------------------------------------------------------
-
-
-class _Lowering:
-    """Names and structure of one lowered region, built in one pass over its nodes.
-
-    `spec` is hashable and determines the generated source (the cache key); `literals` holds
-    the static values the spec refers to by position; `args` are the values to call with.
-    """
-
-    def __init__(self, sources: list):
-        self.source_ids = {id(s): i for i, s in enumerate(sources)}
-        self.sources = sources
-        self.source_args: list[list[int]] = [[] for _ in sources]  # source -> its arg slots
-        self.args: list = []  # values, in parameter order of the lowered function
-        self.arg_objects: list = []  # the Tensor each argument came from (or the value)
-        self.arg_kinds: list[str] = []  # "s" (source) or "c" (constant)
-        self.arg_keys: dict = {}
-        self.names: dict[int, int] = {}  # id(result Tensor) -> slot
-        self.n_values = 0
-        self.literals: list = []
-        self.namespace: dict[str, object] = {}
-
-    def argument(self, obj, value, source_index: int | None):
-        key = (id(obj), id(value))
-        slot = self.arg_keys.get(key)
-        if slot is None:
-            slot = self.arg_keys[key] = len(self.args)
-            self.args.append(value)
-            self.arg_objects.append(obj)
-            self.arg_kinds.append("c" if source_index is None else "s")
-            if source_index is not None:
-                self.source_args[source_index].append(slot)
-        return ("a", slot)
-
-    def tensor_ref(self, tensor: Tensor, value):
-        slot = self.names.get(id(tensor))
-        if slot is not None:
-            return ("t", slot)
-        return self.argument(tensor, value, self.source_ids.get(id(tensor)))
-
-    def static(self, value):
-        if _is_literal(value):
-            self.literals.append(value)
-            return ("k", _literal_key(value))
-        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-            return self.argument(value, value, None)
-        if callable(value) or isinstance(value, np.dtype) or isinstance(value, type):
-            self.literals.append(value)
-            try:
-                hash(value)
-            except TypeError:
-                return ("o", id(value))
-            return ("o", value)
-        return self.argument(value, value, None)
-
-    def node(self, node) -> tuple:
-        fn, args, kwargs, _, values, result = node[:6]
-        position = iter(values)
-        spec_args = []
-        for arg in args:
-            if isinstance(arg, Tensor):
-                spec_args.append(self.tensor_ref(arg, next(position)))
-            elif isinstance(arg, (list, tuple)) and any(isinstance(a, Tensor) for a in arg):
-                items = tuple(
-                    self.tensor_ref(a, next(position)) if isinstance(a, Tensor) else self.static(a)
-                    for a in arg
-                )
-                spec_args.append(("L" if isinstance(arg, list) else "T", items))
-            else:
-                spec_args.append(self.static(arg))
-        spec_kwargs = []
-        for key, value in (kwargs or {}).items():
-            ref = self.tensor_ref(value, next(position)) if isinstance(value, Tensor) else None
-            spec_kwargs.append((key, ref or self.static(value)))
-        outs = []
-        for out in _outputs(result):
-            self.names[id(out)] = self.n_values
-            outs.append(self.n_values)
-            self.n_values += 1
-        return (fn, tuple(spec_args), tuple(spec_kwargs), tuple(outs), isinstance(result, tuple))
+def _pattern(value, constants: list, nested: bool):
+    if isinstance(value, Tensor):
+        return _TENSOR
+    cls = value.__class__
+    if cls is float:
+        if math.isfinite(value):
+            return ("k", (float, value))
+    elif cls is int or cls is bool or cls is str or value is None:
+        return ("k", (cls, value))
+    if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
+        return ("L" if cls is list else "T", tuple(_pattern(a, constants, False) for a in value))
+    if _is_literal(value):
+        return ("k", _literal_key(value))
+    if isinstance(value, (np.ndarray, np.generic)):
+        constants.append(value)
+        return ("c", _kind(value))
+    if callable(value) or isinstance(value, (np.dtype, type)):
+        try:
+            hash(value)
+        except TypeError:
+            return ("o", id(value))
+        return ("o", value)
+    constants.append(value)
+    return ("c", cls)
 
 
 def _is_literal(value) -> bool:
@@ -208,74 +188,354 @@ def _literal_key(value):
     return (value.__class__, value)
 
 
-def lower(nodes: list, relevant: list[int], targets: list, output_gradients: list, sources: list):
-    """Lower the `relevant` nodes; returns the `_Lowering` and the spec of the whole function."""
-    low = _Lowering(sources)
-    body = []
+# -- the recording --------------------------------------------------------------------------------
+
+
+def _kind(value):
+    """What a compiled specialization depends on: the class, and an array's dimensions."""
+    cls = value.__class__
+    return (cls, value.ndim) if cls is np.ndarray else cls
+
+
+WATCHED = -1  # `Recording.tracked` of a watched Tensor that no recorded call produced
+
+
+class Recording:
+    """What a tape recorded (see the module docstring), kept ready for lowering."""
+
+    __slots__ = (
+        "has_custom",
+        "kept",
+        "keys",
+        "leaf_index",
+        "leaf_kinds",
+        "leaves",
+        "leaves_of",
+        "nodes",
+        "outputs",
+        "tracked",
+    )
+
+    def __init__(self):
+        self.nodes: list = []
+        self.keys: list = []  # per node: (signature, refs[, number of results]); hashable
+        self.outputs: list = []  # value number -> the Tensor holding it
+        # What the tape tracks: id(Tensor) -> its value number if a recorded call produced it,
+        # else WATCHED. Gradients flow only from tracked values.
+        self.tracked: dict[int, int] = {}
+        self.kept: list = []  # the watched Tensors (so that their ids stay theirs)
+        self.leaves: list = []  # leaf number -> (Tensor, value when first read)
+        self.leaf_index: dict[tuple, int] = {}  # (id(Tensor), id(value)) -> ref
+        self.leaf_kinds: list = []  # leaf number -> `_kind` of its value
+        self.leaves_of: dict[int, tuple] = {}  # id(Tensor) -> refs of its leaves
+        self.has_custom = False
+
+    def watch(self, tensor) -> None:
+        if id(tensor) not in self.tracked:
+            self.tracked[id(tensor)] = WATCHED
+            self.kept.append(tensor)
+
+    def number(self, tensor) -> int | None:
+        """The value number of a recorded result (None for anything else)."""
+        number = self.tracked.get(id(tensor))
+        return None if number is None or number < 0 else number
+
+    def leaf(self, tensor, value) -> int:
+        """The ref of `tensor` holding `value` as a leaf (a new leaf the first time)."""
+        ref = self.leaf_index.get((id(tensor), id(value)))
+        if ref is None:
+            number = len(self.leaves)
+            ref = -1 - number
+            self.leaves.append((tensor, value))
+            self.leaf_index[(id(tensor), id(value))] = ref
+            self.leaf_kinds.append(_kind(value))
+            self.leaves_of[id(tensor)] = (*self.leaves_of.get(id(tensor), ()), ref)
+        return ref
+
+    def add(self, fn, args, kwargs, inputs, values, refs, result, outs) -> None:
+        """Append one call whose inputs have `refs`. `outs` are the Tensors of a tuple or
+        list `result` (None when `result` is a Tensor); the floating ones become tracked."""
+        sig, constants = signature(fn, args, kwargs)
+        outputs = self.outputs
+        first = len(outputs)
+        if outs is None:
+            self.tracked[id(result)] = first
+            outputs.append(result)
+            count = 1
+            self.keys.append((sig, tuple(refs)))
+        else:
+            for out in outs:
+                if out._value.dtype.kind in "fc":
+                    self.tracked[id(out)] = len(outputs)
+                outputs.append(out)
+            count = len(outs)
+            self.keys.append((sig, tuple(refs), count))
+        self.nodes.append((fn, args, kwargs, inputs, values, result, refs, first, count, constants))
+        if fn.__class__ is CustomCall:
+            self.has_custom = True
+
+    def ref_of(self, tensor) -> int | None:
+        """The value number of a recorded result, or the ref of a leaf with its current value."""
+        ref = self.number(tensor)
+        if ref is None:
+            ref = self.leaf_index.get((id(tensor), id(tensor._value)))
+        return ref
+
+    def plan_key(self, targets: list, output_gradients: list, sources: list) -> tuple:
+        """Everything a `Plan` depends on: the recording's structure, which refs the sources
+        and targets are, and the kinds of the values that are not recorded."""
+        leaves_of, number = self.leaves_of, self.number
+        source_key = tuple((leaves_of.get(id(s), ()), number(s), _kind(s._value)) for s in sources)
+        target_key = tuple(
+            (
+                self.ref_of(t),
+                _kind(t._value),
+                None if og is None else _kind(og._value if isinstance(og, Tensor) else og),
+            )
+            for t, og in zip(targets, output_gradients, strict=True)
+        )
+        first: dict[int, int] = {}  # which sources and targets are one object
+        same = tuple(first.setdefault(id(x), k) for k, x in enumerate((*sources, *targets)))
+        return (tuple(self.keys), tuple(self.leaf_kinds), source_key, target_key, same)
+
+
+# -- pruning --------------------------------------------------------------------------------------
+
+
+def _outputs(result) -> tuple:
+    return tuple(result) if isinstance(result, (tuple, list)) else (result,)
+
+
+def prune(recording: Recording, targets: list, sources: list) -> list[int]:
+    """Indices of the nodes on a path from one of `sources` to one of `targets`.
+
+    Custom-gradient nodes are never included: their results are among the sources instead.
+    """
+    nodes = recording.nodes
+    needed = {recording.number(t) for t in targets}
+    needed.discard(None)
+    marked = []
+    for index in range(len(nodes) - 1, -1, -1):
+        node = nodes[index]
+        first, count = node[7], node[8]
+        produces = (
+            first in needed if count == 1 else not needed.isdisjoint(range(first, first + count))
+        )
+        if produces and node[0].__class__ is not CustomCall:
+            marked.append(index)
+            needed.update(node[6])
+    reached = set()
+    for s in sources:
+        reached.update(recording.leaves_of.get(id(s), ()))
+        if recording.number(s) is not None:
+            reached.add(recording.number(s))
+    relevant = []
+    for index in reversed(marked):
+        node = nodes[index]
+        if not reached.isdisjoint(node[6]):
+            relevant.append(index)
+            reached.update(range(node[7], node[7] + node[8]))
+    return relevant
+
+
+# -- lowering -------------------------------------------------------------------------------------
+
+# Where an argument of a lowered function comes from (`Lowered.origins`, `Plan.params`).
+_GIVEN, _LEAF, _VALUE, _CONST, _SEED, _OUTPUT_GRADIENT, _TARGET = range(7)
+
+
+class Lowered:
+    """One lowered region: its cache key, its arguments, and what rendering needs.
+
+    Values are referred to by *slot*: ``n >= 0`` is the intermediate ``tn``, ``-1 - a`` the
+    argument ``a`` (a source ``xa`` or a constant ``ca``). ``origins[a]`` says where argument
+    ``a`` comes from and ``given[n]`` which recorded value ``tn`` is, so that a `Plan` can
+    gather them from another recording of the same structure.
+    """
+
+    __slots__ = (
+        "arg_kinds",
+        "arg_sources",
+        "given",
+        "items",
+        "key",
+        "objects",
+        "origins",
+        "returned",
+        "values",
+    )
+
+    def __init__(self):
+        self.arg_kinds: list[str] = []  # "s" (source) or "c" (constant)
+        self.arg_sources: list = []  # the source index of each argument (None: a constant)
+        self.origins: list[tuple] = []  # (kind, a, b) per argument
+        self.given: list[int] = []  # local slot -> value number in the recording
+        self.items: list = []  # per statement: (node, input slots, constant slots, outputs)
+        self.returned: list = []  # (slot, output-gradient slot or None) per target
+        self.objects: list = []  # per argument: the Tensor it came from (or its value)
+        self.values: list = []  # per argument: its value (what the primal is called with)
+        self.key: tuple = ()
+
+
+def lower(
+    recording: Recording, relevant: list[int], targets: list, output_gradients: list, sources: list
+) -> Lowered:
+    """Lower the `relevant` nodes to a `Lowered` region (its key included)."""
+    low = Lowered()
+    nodes = recording.nodes
+    source_ids = {id(s): i for i, s in enumerate(sources)}
+    source_of: dict[int, int] = {}  # ref -> source index
+    for i, s in enumerate(sources):
+        for ref in recording.leaves_of.get(id(s), ()):
+            source_of[ref] = i
+        if recording.number(s) is not None:
+            source_of[recording.number(s)] = i
+    kinds, arg_sources, origins, given = low.arg_kinds, low.arg_sources, low.origins, low.given
+    local: dict[int, int] = {}  # value number -> slot
+    arg_of: dict[int, int] = {}  # ref -> argument
+    parts = []
+
+    def argument(origin: tuple, source_index) -> int:
+        kinds.append("c" if source_index is None else "s")
+        arg_sources.append(source_index)
+        origins.append(origin)
+        return len(origins) - 1
+
     for index in relevant:
         node = nodes[index]
-        body.append(low.node(node))
-        for out in _outputs(node[5]):  # a source computed here: add a zero to take its gradient
-            source_index = low.source_ids.get(id(out))
-            if source_index is not None:
-                seed = low.argument(out, np.zeros_like(out._value), source_index)
-                body.append(("seed", low.names[id(out)], seed, low.n_values))
-                low.names[id(out)] = low.n_values
-                low.n_values += 1
-    returned = []
-    for target, og in zip(targets, output_gradients, strict=True):
-        ref = low.names.get(id(target))
-        if ref is not None:
-            ref = ("t", ref)
-        elif id(target) in low.source_ids:
-            ref = low.argument(target, target._value, low.source_ids[id(target)])
+        refs = []
+        for ref in node[6]:
+            slot = local.get(ref) if ref >= 0 else None
+            if slot is None:
+                a = arg_of.get(ref)
+                if a is None:
+                    origin = (_VALUE, ref, 0) if ref >= 0 else (_LEAF, -1 - ref, 0)
+                    a = arg_of[ref] = argument(origin, source_of.get(ref))
+                slot = -1 - a
+            refs.append(slot)
+        consts = [-1 - argument((_CONST, index, j), None) for j in range(len(node[9]))]
+        outs, seeds = [], []
+        for number in range(node[7], node[7] + node[8]):
+            local[number] = len(given)
+            outs.append(len(given))
+            given.append(number)
+            if number in source_of:  # a source computed here: add a zero to take its gradient
+                seeds.append(number)
+        result = node[5]
+        is_tuple = result.__class__ is not Tensor
+        item = (node, tuple(refs), tuple(consts), tuple(outs), is_tuple)
+        low.items.append(item)
+        parts.append((recording.keys[index][0], *item[1:]))
+        for number in seeds:
+            seed = -1 - argument((_SEED, number, 0), source_of[number])
+            before = local[number]
+            after = local[number] = len(given)
+            given.append(number)
+            low.items.append(("seed", before, seed, after))
+            parts.append(("seed", before, seed, after))
+    for position, (target, og) in enumerate(zip(targets, output_gradients, strict=True)):
+        number = recording.number(target)
+        slot = local.get(number) if number is not None else None
+        if slot is None:
+            if id(target) not in source_ids:
+                continue
+            ref = recording.ref_of(target)
+            if ref is None:
+                slot = -1 - argument((_TARGET, position, 0), source_ids[id(target)])
+            else:
+                a = arg_of.get(ref)
+                if a is None:
+                    origin = (_VALUE, ref, 0) if ref >= 0 else (_LEAF, -1 - ref, 0)
+                    a = arg_of[ref] = argument(origin, source_of.get(ref))
+                slot = -1 - a
+        og_slot = None if og is None else -1 - argument((_OUTPUT_GRADIENT, position, 0), None)
+        low.returned.append((slot, og_slot))
+    low.objects, low.values = gather(recording, low.origins, targets, output_gradients)
+    shapes = tuple(_kind(v) for v in low.values)
+    low.key = (tuple(parts), tuple(low.returned), tuple(kinds), shapes)
+    return low
+
+
+def gather(recording: Recording, origins, targets: list, output_gradients: list) -> tuple:
+    """The objects (Tensors where there are) and values of the arguments `origins` name."""
+    objects, values = [], []
+    for kind, a, b in origins:
+        if kind == _GIVEN or kind == _VALUE:
+            obj = recording.outputs[a]
+            value = obj._value
+        elif kind == _LEAF:
+            obj, value = recording.leaves[a]
+        elif kind == _CONST:
+            obj = value = recording.nodes[a][9][b]
+        elif kind == _SEED:
+            obj = recording.outputs[a]
+            value = np.zeros_like(obj._value)
+        elif kind == _OUTPUT_GRADIENT:
+            obj = output_gradients[a]
+            value = obj._value if isinstance(obj, Tensor) else obj
         else:
-            continue
-        og_value = og._value if isinstance(og, Tensor) else og
-        og_ref = None if og is None else low.argument(og, og_value, None)
-        returned.append((ref, og_ref))
-    spec = (tuple(body), tuple(returned), tuple(low.arg_kinds))
-    return low, spec
+            obj = targets[a]
+            value = obj._value
+        objects.append(obj)
+        values.append(value)
+    return objects, values
 
 
 # -- rendering ------------------------------------------------------------------------------------
 
 
 class _Renderer:
-    def __init__(self, low: _Lowering):
-        self.low = low
-        self.literals = iter(low.literals)
+    """Python text of a `Lowered` region's statements and names."""
 
-    def ref(self, item) -> str:
-        kind, payload = item
-        if kind == "t":
-            return f"t{payload}"
-        if kind == "a":
-            return _arg_name(self.low, payload)
-        if kind in ("L", "T"):
-            inner = ", ".join(self.ref(i) for i in payload)
-            return f"[{inner}]" if kind == "L" else f"({inner}{',' if len(payload) == 1 else ''})"
-        value = next(self.literals)
-        if kind == "o":
+    def __init__(self, low: Lowered):
+        self.low = low
+        self.namespace: dict[str, object] = {}
+
+    def slot(self, slot: int) -> str:
+        if slot >= 0:
+            return f"t{slot}"
+        return _arg_name(self.low, -1 - slot)
+
+    def value(self, value, refs, consts, nested: bool = True) -> str:
+        """Mirrors `_pattern`: a Tensor's slot, a list of Tensors, or a static value."""
+        if isinstance(value, Tensor):
+            return self.slot(next(refs))
+        cls = value.__class__
+        if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
+            inner = ", ".join(self.value(a, refs, consts, False) for a in value)
+            if cls is list:
+                return f"[{inner}]"
+            return f"({inner}{',' if len(value) == 1 else ''})"
+        return self.static(value, consts)
+
+    def static(self, value, consts) -> str:
+        if _is_literal(value):
+            text = _literal_text(value)
+            return f"({text})" if text.startswith("-") else text
+        if isinstance(value, (np.ndarray, np.generic)):
+            return self.slot(next(consts))
+        if callable(value) or isinstance(value, (np.dtype, type)):
             return self.object_name(value)
-        text = _literal_text(value)
-        return f"({text})" if text.startswith("-") else text
+        return self.slot(next(consts))
 
     def object_name(self, value) -> str:
         spelling = spell(value)
         if spelling is not None:
             return spelling
-        name = f"_fn{len(self.low.namespace)}"
-        self.low.namespace[name] = value
+        name = f"_fn{len(self.namespace)}"
+        self.namespace[name] = value
         return name
 
     def statement(self, item) -> str:
         if item[0] == "seed":
             _, before, seed, after = item
-            return f"t{after} = t{before} + {self.ref(seed)}"
-        fn, args, kwargs, outs, is_tuple = item
-        parts = [self.ref(a) for a in args]
-        parts += [f"{k}={self.ref(v)}" for k, v in kwargs]
+            return f"t{after} = t{before} + {self.slot(seed)}"
+        node, refs, consts, outs, is_tuple = item
+        fn, args, kwargs = node[0], node[1], node[2]
+        refs, consts = iter(refs), iter(consts)
+        parts = [self.value(a, refs, consts) for a in args]
+        if kwargs:
+            parts += [f"{k}={self.value(v, refs, consts, False)}" for k, v in kwargs.items()]
         if fn in _INFIX:
             expr = f"{parts[0]} {_INFIX[fn]} {parts[1]}"
         elif fn in _PREFIX:
@@ -289,9 +549,9 @@ class _Renderer:
         return f"{target} = {expr}"
 
 
-def _index_text(spec_item, text: str) -> str:
-    if spec_item[0] == "k" and text.startswith("(") and text.endswith(")") and "," in text:
-        return text[1:-1].rstrip(",") if text != "()" else text
+def _index_text(index, text: str) -> str:
+    if index.__class__ is tuple and _is_literal(index) and index:
+        return text[1:-1].rstrip(",")
     return text
 
 
@@ -309,7 +569,7 @@ def _literal_text(value) -> str:
     return repr(value)
 
 
-def _arg_name(low: _Lowering, slot: int) -> str:
+def _arg_name(low: Lowered, slot: int) -> str:
     return f"{'x' if low.arg_kinds[slot] == 's' else 'c'}{slot}"
 
 
@@ -324,120 +584,189 @@ def spell(fn) -> str | None:
     return "np." + name[len("numpy.") :] if value is fn else None
 
 
-def render(low: _Lowering, spec) -> str:
-    """The lowered function's source: one line per recorded operation."""
-    body, returned, _ = spec
+def render(low: Lowered) -> tuple[str, dict]:
+    """The lowered function's source (one line per recorded operation) and its namespace."""
     renderer = _Renderer(low)
-    lines = [renderer.statement(item) for item in body]
+    lines = [renderer.statement(item) for item in low.items]
     terms = []
-    for ref, og in returned:
-        value = renderer.ref(ref)
-        terms.append(value if og is None else f"np.sum({value} * {renderer.ref(og)})")
+    for slot, og in low.returned:
+        value = renderer.slot(slot)
+        terms.append(value if og is None else f"np.sum({value} * {renderer.slot(og)})")
     if not terms:
         terms = ["0.0"]
     result = terms[0] if len(terms) == 1 else " + ".join(f"np.sum({t})" for t in terms)
-    params = ", ".join(_arg_name(low, i) for i in range(len(low.args)))
+    params = ", ".join(_arg_name(low, i) for i in range(len(low.arg_kinds)))
     text = "\n".join(f"    {line}" for line in lines)
     header = '"""A GradientTape recording, lowered by s2sgrad (one line per operation)."""\n'
-    return f"{header}import numpy as np\n\n\ndef recorded({params}):\n{text}\n    return {result}\n"
+    source = (
+        f"{header}import numpy as np\n\n\ndef recorded({params}):\n{text}\n    return {result}\n"
+    )
+    return source, renderer.namespace
 
 
 # -- compiling and running ------------------------------------------------------------------------
 
 
-def compiled_for(low: _Lowering, spec) -> Compiled:
-    """The primal and adjoint of a lowered region, from the cache or compiled now."""
-    compiled = _cache.get(spec)
+class Plan:
+    """How to run the compiled backward sweep of one recording structure: where each of its
+    parameters comes from, and which source each gradient it returns belongs to."""
+
+    __slots__ = ("compiled", "origins", "params", "scatter")
+
+    def __init__(self, low: Lowered, compiled: Compiled):
+        self.compiled = compiled
+        self.origins = tuple(low.origins)
+        n_args = len(low.origins)
+        self.params = tuple(
+            low.origins[p] if p < n_args else (_GIVEN, low.given[p - n_args], 0)
+            for p in compiled.index
+        )
+        self.scatter = tuple(
+            low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"
+        )
+
+
+_UNCONNECTED = object()  # the plan of a region with no path from the sources to the targets
+_plans: dict[tuple, object] = {}
+
+
+def compiled_for(low: Lowered) -> Compiled:
+    """The primal and backward sweep of a lowered region, from the cache or compiled now."""
+    compiled = _cache.get(low.key)
     if compiled is None:
-        from s2sgrad.transforms.codegen import compile_module
-
-        from .transform_api import grad
-
-        source = render(low, spec)
-        primal = compile_module(source, "recorded", low.namespace)
-        wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
-        adjoint = grad(primal, wrt=wrt) if wrt else None
-        compiled = _cache[spec] = Compiled(primal, adjoint, source, len(wrt))
+        compiled = _cache[low.key] = _compile(low)
     return compiled
 
 
-def _call_args(low: _Lowering, tensors: bool) -> list:
-    """The values to call with; with `tensors`, the recorded Tensors themselves where their
-    value is still the recorded one (so that other tapes record what the adjoint computes)."""
-    if not tensors:
-        return low.args
-    args = []
-    for obj, value in zip(low.arg_objects, low.args, strict=True):
-        if isinstance(obj, Tensor) and obj._value is value:
-            args.append(obj)
-        else:
-            args.append(value)
-    return args
+def _compile(low: Lowered) -> Compiled:
+    from s2sgrad.transforms.codegen import compile_module
+    from s2sgrad.transforms.pipeline import GradSpec, analyze, generate_gradient
+
+    source, namespace = render(low)
+    primal = compile_module(source, "recorded", namespace)
+    wrt = tuple(_arg_name(low, i) for i, kind in enumerate(low.arg_kinds) if kind == "s")
+    kinds = tuple(low.arg_kinds)
+    if not wrt:
+        return Compiled(primal, None, (), source, kinds)
+    given = tuple(f"t{n}" for n in range(len(low.given)))
+    analysis = analyze(primal, GradSpec(wrt=wrt, wrt_is_tuple=True, given=given))
+    ndims = {
+        _arg_name(low, i): v.ndim for i, v in enumerate(low.values) if isinstance(v, np.ndarray)
+    }
+    generated = generate_gradient(analysis, frozenset(), ndims)
+    function = generated.function
+    code = function.__code__
+    n_args = len(low.arg_kinds)
+    index = tuple(
+        int(p[1:]) + (n_args if p[0] == "t" else 0) for p in code.co_varnames[: code.co_argcount]
+    )
+    function.__wrapped_transform__ = TapeAdjoint(generated)
+    return Compiled(primal, function, index, source, kinds)
 
 
-def watched_elsewhere(low: _Lowering, exclude) -> bool:
-    """Whether a recording tape (other than `exclude`) tracks one of the arguments."""
+def watched_elsewhere(objects: list, exclude) -> bool:
+    """Whether a recording tape (other than `exclude`) tracks one of `objects`."""
     for tape in tensor_module.recording:
         if tape is exclude:
             continue
-        tracked = tape._tracked
-        if any(id(obj) in tracked for obj in low.arg_objects):
+        tracked = tape._recording.tracked
+        if any(id(obj) in tracked for obj in objects):
             return True
         if tape._watch_accessed and any(
-            isinstance(obj, Variable) and obj.trainable for obj in low.arg_objects
+            isinstance(obj, Variable) and obj.trainable for obj in objects
         ):
             return True
     return False
 
 
-def run_adjoint(compiled: Compiled, low: _Lowering, exclude) -> list:
-    """Gradients of the lowered function w.r.t. its source arguments, in argument order."""
-    if compiled.adjoint is None:
-        return []
-    if watched_elsewhere(low, exclude):
-        from .nested import tensor_adjoint
+def _on_tensors(compiled: Compiled, objects: list, values: list) -> tuple:
+    """The gradients from the adjoint that recomputes the forward pass, run on the Tensors
+    whose value is still the recorded one, so that other tapes record what it computes."""
+    from .nested import tensor_adjoint
+    from .transform_api import grad
 
-        grads = tensor_adjoint(compiled.adjoint, low.args)(*_call_args(low, True))
-    else:
-        grads = compiled.adjoint(*low.args)
-    return list(grads)
+    if compiled.recompute is None:
+        wrt = tuple(i for i, kind in enumerate(compiled.kinds) if kind == "s")
+        compiled.recompute = grad(compiled.primal, wrt=wrt)
+    args = [
+        obj if isinstance(obj, Tensor) and obj._value is value else value
+        for obj, value in zip(objects, values, strict=True)
+    ]
+    return tensor_adjoint(compiled.recompute, values)(*args)
 
 
-last_adjoint = None  # the `sg.grad` function of the most recent region (for sg.source)
+last_adjoint = None  # the backward function of the most recent region (for sg.source)
 
 
-def region_gradients(nodes, targets, output_gradients, sources, exclude) -> list:
+def region_gradients(recording: Recording, targets, output_gradients, sources, exclude) -> list:
     """Gradients of the targets w.r.t. `sources` through the nodes between them (one compiled
     region, custom-gradient results being sources too); None for an unconnected source."""
     global last_adjoint
-    cut = {id(s) for s in sources}
-    relevant = prune(nodes, targets, cut)
-    if not relevant and not any(id(t) in cut for t in targets):
-        return [None] * len(sources)
-    low, spec = lower(nodes, relevant, targets, output_gradients, sources)
-    compiled = compiled_for(low, spec)
-    if compiled.adjoint is not None:
-        last_adjoint = compiled.adjoint
-    grads = run_adjoint(compiled, low, exclude)
+    key = recording.plan_key(targets, output_gradients, sources)
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) >= _PLAN_LIMIT:
+            _plans.clear()
+        plan = _plans[key] = _plan(recording, targets, output_gradients, sources)
     result = [None] * len(sources)
-    slot_grads = dict(zip([i for i, k in enumerate(low.arg_kinds) if k == "s"], grads, strict=True))
-    for index, slots in enumerate(low.source_args):
-        for slot in slots:
-            g = slot_grads[slot]
-            result[index] = g if result[index] is None else result[index] + g
+    if plan is _UNCONNECTED:
+        return result
+    compiled = plan.compiled
+    if compiled.backward is None:
+        return result
+    last_adjoint = compiled.backward
+    others = tensor_module.recording
+    if others and (len(others) > 1 or others[0] is not exclude):
+        objects, values = gather(recording, plan.origins, targets, output_gradients)
+        if watched_elsewhere(objects, exclude):
+            grads = _on_tensors(compiled, objects, values)
+        else:
+            grads = _run(plan, recording, targets, output_gradients)
+    else:
+        grads = _run(plan, recording, targets, output_gradients)
+    for index, g in zip(plan.scatter, grads, strict=True):
+        result[index] = g if result[index] is None else result[index] + g
     return result
 
 
-def backprop(nodes: list, targets: list, output_gradients: list, sources: list, exclude=None):
+def _plan(recording: Recording, targets, output_gradients, sources):
+    relevant = prune(recording, targets, sources)
+    ids = {id(s) for s in sources}
+    if not relevant and not any(id(t) in ids for t in targets):
+        return _UNCONNECTED
+    low = lower(recording, relevant, targets, output_gradients, sources)
+    return Plan(low, compiled_for(low))
+
+
+def _run(plan: Plan, recording: Recording, targets, output_gradients):
+    """Gather the backward sweep's parameters from the recording and run it."""
+    outputs, leaves = recording.outputs, recording.leaves
+    values = []
+    for kind, a, b in plan.params:
+        if kind == _GIVEN:
+            values.append(outputs[a]._value)
+        elif kind == _LEAF:
+            values.append(leaves[a][1])
+        else:
+            values.append(gather(recording, ((kind, a, b),), targets, output_gradients)[1][0])
+    return plan.compiled.backward(*values)
+
+
+def backprop(
+    recording: Recording, targets: list, output_gradients: list, sources: list, exclude=None
+) -> list:
     """Gradients of ``sum(targets * output_gradients)`` w.r.t. each source (None: unconnected).
 
     Regions between custom-gradient calls are compiled separately; each custom call's
     ``backward`` links the region after it to the region before it.
     """
-    customs = [i for i, node in enumerate(nodes) if isinstance(node[0], CustomCall)]
+    if not recording.has_custom:
+        return region_gradients(recording, targets, output_gradients, sources, exclude)
+    nodes = recording.nodes
+    customs = [i for i, node in enumerate(nodes) if node[0].__class__ is CustomCall]
     cut_outputs = [o for i in customs for o in _outputs(nodes[i][5])]
     everything = list(sources) + cut_outputs
-    grads = region_gradients(nodes, targets, output_gradients, everything, exclude)
+    grads = region_gradients(recording, targets, output_gradients, everything, exclude)
     pending = {id(o): g for o, g in zip(cut_outputs, grads[len(sources) :], strict=True)}
     result = grads[: len(sources)]
     for index in reversed(customs):
@@ -458,7 +787,7 @@ def backprop(nodes: list, targets: list, output_gradients: list, sources: list, 
         if not pairs:
             continue
         more = region_gradients(
-            nodes, [x for x, _ in pairs], [dx for _, dx in pairs], everything, exclude
+            recording, [x for x, _ in pairs], [dx for _, dx in pairs], everything, exclude
         )
         for i, g in enumerate(more):
             if g is None:

@@ -55,8 +55,7 @@ class GradientTape:
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed = bool(watch_accessed_variables)
-        self._nodes: list = []
-        self._tracked: dict[int, Tensor] = {}  # id -> the Tensor (keeps ids unique)
+        self._recording = lowering.Recording()  # what was recorded and what is tracked
         self._variables: dict[int, Variable] = {}  # watched Variables, in watch order
         self._used = False
         self._active = False
@@ -91,8 +90,7 @@ class GradientTape:
 
     def reset(self):
         """Forget everything recorded and watched so far; keep recording if active."""
-        self._nodes = []
-        self._tracked = {}
+        self._recording = lowering.Recording()
         self._variables = {}
         self._used = False
 
@@ -117,7 +115,7 @@ class GradientTape:
                     stacklevel=2,
                 )
                 continue
-            self._tracked[id(item)] = item
+            self._recording.watch(item)
             if isinstance(item, Variable):
                 self._variables.setdefault(id(item), item)
 
@@ -132,38 +130,46 @@ class GradientTape:
         """The Variables this tape watches, in the order it started watching them."""
         return tuple(self._variables.values())
 
+    @property
+    def _nodes(self) -> list:
+        """The recorded calls (see `lowering.Recording`)."""
+        return self._recording.nodes
+
     # -- recording (called by tensor.apply) ---------------------------------------------------
     def _record(self, fn, args, kwargs, inputs, values, result):
         """Append the call to the recording if an input is tracked (this is the hot path:
         every operation on a Tensor under an active tape comes through here)."""
-        tracked = self._tracked
+        recording = self._recording
+        tracked = recording.tracked
         hit = False
-        ids = tuple([id(x) for x in inputs])
-        for x, key in zip(inputs, ids, strict=True):
-            if key in tracked:
+        refs = []
+        for x in inputs:
+            ref = tracked.get(id(x))
+            if ref is not None:
                 hit = True
             elif x.__class__ is Variable and self._watch_accessed and x._trainable:
                 if x._value.dtype.kind in "fc":
-                    tracked[key] = x
-                    self._variables[key] = x
+                    recording.watch(x)
+                    self._variables[id(x)] = x
                     hit = True
-        if not hit or fn in _nondifferentiable():
+            refs.append(ref)
+        if not hit:
             return
+        if _nondiff_cache[0] != registry.version:
+            _refresh_nondifferentiable()
+        if fn in _nondiff_cache[1]:
+            return
+        for i, ref in enumerate(refs):
+            if ref is None or ref < 0:  # not a recorded result: a leaf
+                refs[i] = recording.leaf(inputs[i], values[i])
         if result.__class__ is Tensor:
-            if result._value.dtype.kind not in "fc":
-                return
-            key = id(result)
-            tracked[key] = result
-            self._nodes.append((fn, args, kwargs, inputs, values, result, ids, (key,)))
+            if result._value.dtype.kind in "fc":
+                recording.add(fn, args, kwargs, inputs, values, refs, result, None)
             return
         outputs = result if isinstance(result, (tuple, list)) else (result,)
-        floating = [o for o in outputs if isinstance(o, Tensor) and o._value.dtype.kind in "fc"]
-        if not floating:
-            return
-        for o in floating:
-            tracked[id(o)] = o
-        out_ids = tuple(id(o) for o in floating)
-        self._nodes.append((fn, args, kwargs, inputs, values, result, ids, out_ids))
+        outs = [o for o in outputs if isinstance(o, Tensor)]
+        if len(outs) == len(outputs) and any(o._value.dtype.kind in "fc" for o in outs):
+            recording.add(fn, args, kwargs, inputs, values, refs, result, outs)
 
     # -- gradients ---------------------------------------------------------------------------
     def _start_call(self, method: str):
@@ -177,8 +183,7 @@ class GradientTape:
 
     def _finish_call(self):
         if not self._persistent:
-            self._nodes = []
-            self._tracked = {}
+            self._recording = lowering.Recording()
 
     def gradient(
         self,
@@ -226,8 +231,8 @@ class GradientTape:
     def _gradients(self, targets, ogs, sources) -> list:
         for t in targets:  # ``result = v0`` then gradient(result, v0): the target reads v0
             if self._watch_accessed and isinstance(t, Variable) and t.trainable:
-                self._tracked.setdefault(id(t), t)
-        tracked = self._tracked
+                self._recording.watch(t)
+        tracked = self._recording.tracked
         keep = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
         picked = [sources[i] for i in keep]
         connected = [(t, og) for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)]
@@ -235,7 +240,7 @@ class GradientTape:
         if not picked or not connected:
             return grads
         found = lowering.backprop(
-            self._nodes, [t for t, _ in connected], [og for _, og in connected], picked, self
+            self._recording, [t for t, _ in connected], [og for _, og in connected], picked, self
         )
         self._last_adjoint = lowering.last_adjoint
         for i, g in zip(keep, found, strict=True):
@@ -308,15 +313,14 @@ class GradientTape:
             self._finish_call()
 
 
-_nondiff_cache: list = [-1, frozenset()]
+_nondiff_cache: list = [-1, frozenset()]  # registry version, primitives without a gradient
 
 
-def _nondifferentiable() -> frozenset:
-    """The primitives registered as carrying no gradient (rebuilt when the registry changes)."""
-    if _nondiff_cache[0] != registry.version:
-        _nondiff_cache[1] = frozenset(r.primitive for r in registry if not r.differentiable)
-        _nondiff_cache[0] = registry.version
-    return _nondiff_cache[1]
+def _refresh_nondifferentiable() -> None:
+    """Rebuild the set of primitives registered as carrying no gradient (after the registry
+    changed)."""
+    _nondiff_cache[1] = frozenset(r.primitive for r in registry if not r.differentiable)
+    _nondiff_cache[0] = registry.version
 
 
 # -- structures and results -----------------------------------------------------------------------

@@ -107,6 +107,10 @@ class Tensor:
 
     # -- NumPy protocols ------------------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            if len(inputs) == 2:
+                return _binary(ufunc, inputs[0], inputs[1])
+            return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
             raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
@@ -117,52 +121,52 @@ class Tensor:
 
     # -- operators ------------------------------------------------------------------------------
     def __add__(self, other):
-        return _binary(operator.add, self, other)
+        return _operator(operator.add, self, other)
 
     def __radd__(self, other):
-        return _binary(operator.add, other, self)
+        return _operator(operator.add, other, self)
 
     def __sub__(self, other):
-        return _binary(operator.sub, self, other)
+        return _operator(operator.sub, self, other)
 
     def __rsub__(self, other):
-        return _binary(operator.sub, other, self)
+        return _operator(operator.sub, other, self)
 
     def __mul__(self, other):
-        return _binary(operator.mul, self, other)
+        return _operator(operator.mul, self, other)
 
     def __rmul__(self, other):
-        return _binary(operator.mul, other, self)
+        return _operator(operator.mul, other, self)
 
     def __truediv__(self, other):
-        return _binary(operator.truediv, self, other)
+        return _operator(operator.truediv, self, other)
 
     def __rtruediv__(self, other):
-        return _binary(operator.truediv, other, self)
+        return _operator(operator.truediv, other, self)
 
     def __floordiv__(self, other):
-        return _binary(operator.floordiv, self, other)
+        return _operator(operator.floordiv, self, other)
 
     def __rfloordiv__(self, other):
-        return _binary(operator.floordiv, other, self)
+        return _operator(operator.floordiv, other, self)
 
     def __mod__(self, other):
-        return _binary(operator.mod, self, other)
+        return _operator(operator.mod, self, other)
 
     def __rmod__(self, other):
-        return _binary(operator.mod, other, self)
+        return _operator(operator.mod, other, self)
 
     def __pow__(self, other):
-        return _binary(operator.pow, self, other)
+        return _operator(operator.pow, self, other)
 
     def __rpow__(self, other):
-        return _binary(operator.pow, other, self)
+        return _operator(operator.pow, other, self)
 
     def __matmul__(self, other):
-        return _binary(operator.matmul, self, other)
+        return _operator(operator.matmul, self, other)
 
     def __rmatmul__(self, other):
-        return _binary(operator.matmul, other, self)
+        return _operator(operator.matmul, other, self)
 
     def __neg__(self):
         return apply(operator.neg, (self,))
@@ -174,22 +178,22 @@ class Tensor:
         return apply(np.absolute, (self,))
 
     def __lt__(self, other):
-        return _binary(operator.lt, self, other)
+        return _operator(operator.lt, self, other)
 
     def __le__(self, other):
-        return _binary(operator.le, self, other)
+        return _operator(operator.le, self, other)
 
     def __gt__(self, other):
-        return _binary(operator.gt, self, other)
+        return _operator(operator.gt, self, other)
 
     def __ge__(self, other):
-        return _binary(operator.ge, self, other)
+        return _operator(operator.ge, self, other)
 
     def __eq__(self, other):
-        return _binary(operator.eq, self, other)
+        return _operator(operator.eq, self, other)
 
     def __ne__(self, other):
-        return _binary(operator.ne, self, other)
+        return _operator(operator.ne, self, other)
 
     def __getitem__(self, index):
         return apply(operator.getitem, (self, _plain_index(index)))
@@ -426,25 +430,8 @@ def apply(fn, args: tuple, kwargs: dict | None = None):
     keyword values. Array results become Tensors (a tuple or list of arrays becomes one of
     Tensors); anything else (a shape, a Python number from ``np.ndim``) is returned as is.
     """
-    if len(args) == 2 and not kwargs:  # the common case, operators and binary ufuncs
-        a, b = args
-        ca, cb = a.__class__, b.__class__
-        if (ca is Tensor or ca is Variable) and (cb is Tensor or cb is Variable):
-            va, vb = a._value, b._value
-            inputs, values = [a, b], [va, vb]
-        elif ca is Tensor or ca is Variable:
-            va, vb = a._value, b
-            inputs, values = [a], [va]
-        elif cb is Tensor or cb is Variable:
-            va, vb = a, b._value
-            inputs, values = [b], [vb]
-        else:
-            return _apply_general(fn, args, kwargs)
-        result = _wrap(fn(va, vb))
-        if recording:
-            for tape in recording:
-                tape._record(fn, args, kwargs, inputs, values, result)
-        return result
+    if len(args) == 2 and not kwargs:  # the common case: operators and binary ufuncs
+        return _binary(fn, args[0], args[1])
     return _apply_general(fn, args, kwargs)
 
 
@@ -468,13 +455,47 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     return result
 
 
-def _binary(fn, a, b):
+def _operator(fn, a, b):
     """An operator: a Python list operand is an array (``x * [3.0, 4.0]``), as in NumPy."""
     if a.__class__ is list or a.__class__ is tuple:
         a = np.asarray(a)
     elif b.__class__ is list or b.__class__ is tuple:
         b = np.asarray(b)
-    return apply(fn, (a, b))
+    return _binary(fn, a, b)
+
+
+def _binary(fn, a, b):
+    """`fn(a, b)` with a Tensor operand: the hot path of every operator and binary ufunc."""
+    ca, cb = a.__class__, b.__class__
+    if ca is Tensor or ca is Variable:
+        va = a._value
+        if cb is Tensor or cb is Variable:
+            vb = b._value
+            inputs = values = None
+        elif (cb is list or cb is tuple) or isinstance(b, Tensor):
+            return _apply_general(fn, (a, b), None)
+        else:
+            vb = b
+            inputs, values = (a,), (va,)
+    elif cb is Tensor or cb is Variable:
+        if (ca is list or ca is tuple) or isinstance(a, Tensor):
+            return _apply_general(fn, (a, b), None)
+        va, vb = a, b._value
+        inputs, values = (b,), (vb,)
+    else:
+        return _apply_general(fn, (a, b), None)
+    out = fn(va, vb)
+    if out.__class__ is np.ndarray or isinstance(out, np.generic):
+        result = Tensor.__new__(Tensor)
+        result._value = out
+    else:
+        result = _wrap(out)
+    if recording:
+        if inputs is None:
+            inputs, values = (a, b), (va, vb)
+        for tape in recording:
+            tape._record(fn, (a, b), None, inputs, values, result)
+    return result
 
 
 def _wrap(out):

@@ -24,6 +24,7 @@ from .calls import link, split_of
 from .fence import fence
 from .forward import ForwardSpec, forward
 from .forward_calls import forward_split_of
+from .given import drop_unread, supply
 from .naming import Namer, entry_name
 from .operations import Classifier, names_in
 from .optimize import optimize
@@ -45,6 +46,9 @@ class GradSpec:
     mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal
     batched: bool = False  # forward mode: tangents carry a leading axis of directions
     seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
+    # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
+    # recorded values); parameters the result never reads are dropped (see transforms/given.py)
+    given: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,6 +161,9 @@ def generate_gradient(
             analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of
         )
         _show(debug, "reverse", funcdef)
+        if spec.given:
+            funcdef = supply(funcdef, spec.given)
+            _show(debug, "given", funcdef)
     if spec.optimize:
         funcdef = optimize(funcdef)
         _show(debug, "optimize", funcdef)
@@ -165,6 +172,9 @@ def generate_gradient(
 
         funcdef = simplify(funcdef)
         _show(debug, "simplify", funcdef)
+    if spec.given and spec.mode == "reverse":
+        funcdef = drop_unread(funcdef)
+        _show(debug, "drop_unread", funcdef)
     docstring = _docstring(analysis, scalar_params)
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)
@@ -191,4 +201,6 @@ def _docstring(analysis: Analysis, scalar_params: frozenset[str]) -> str:
     ]
     if scalar_params:
         lines.append(f"Specialized for Python numbers: {', '.join(sorted(scalar_params))}.")
+    if spec.given:
+        lines.append("Backward sweep only: intermediate values are parameters, not recomputed.")
     return "\n".join(lines) + "\n"
