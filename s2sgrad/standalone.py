@@ -156,6 +156,27 @@ def standalone_source(entry: types.FunctionType) -> str:
     return _render(entry.__name__, modules, constants)
 
 
+def merged_source(entry: types.FunctionType) -> str:
+    """`sg.source`'s text of `entry`: like `standalone_source`, one module with one
+    docstring, one import block and one ``__all__`` holding every generated function `entry`
+    reaches, but captured values stay names (as in the code that runs), not literals."""
+    modules: list[_Module] = []
+    seen: set[int] = set()
+    pending = [entry]
+    while pending:
+        function = pending.pop(0)
+        source = _generated_source(function)
+        if source is None or id(source) in seen:
+            continue
+        seen.add(id(source))
+        module = _Module(source, function.__globals__)
+        modules.append(module)
+        pending.extend(module.globals.get(name) for name in module.free)
+    if len(modules) == 1:
+        return modules[0].source
+    return _render(entry.__name__, modules, {}, exported=False)
+
+
 _MISSING = object()
 
 
@@ -177,7 +198,9 @@ def _generated_source(value) -> str | None:
     return None
 
 
-def _render(entry: str, modules: list[_Module], constants: dict[str, str]) -> str:
+def _render(
+    entry: str, modules: list[_Module], constants: dict[str, str], exported: bool = True
+) -> str:
     plain: set[str] = set()
     helpers: set[str] = set()
     for module in modules:
@@ -186,10 +209,12 @@ def _render(entry: str, modules: list[_Module], constants: dict[str, str]) -> st
                 helpers.update(a.name for a in node.names)
             else:
                 plain.add(ast.unparse(node))
-    docstring = modules[0].docstring.rstrip() + (
-        "\n\nExported by s2sgrad.export: a standalone module that needs only numpy and "
-        "s2sgrad.runtime.\n"
-    )
+    docstring = modules[0].docstring.rstrip() + "\n"
+    if exported:
+        docstring += (
+            "\nExported by s2sgrad.export: a standalone module that needs only numpy and "
+            "s2sgrad.runtime.\n"
+        )
     lines = [f'"""{docstring}"""', ""]
     lines += sorted(plain, key=lambda s: (s != "import math", s))
     if helpers:

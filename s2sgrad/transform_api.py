@@ -75,8 +75,15 @@ def source(fn, *example_args) -> str:
     if example_args:
         from .composed import bind
 
-        return compiled.for_arguments(bind(fn, example_args)).source
-    return compiled.generic().source
+        generated = compiled.for_arguments(bind(fn, example_args))
+    else:
+        generated = compiled.generic()
+    function = getattr(generated, "function", None)
+    if function is None:
+        return generated.source
+    from .standalone import merged_source  # callees' modules merged into one
+
+    return merged_source(function)
 
 
 def _transform(f, wrt, optimize, simplify, with_value):
