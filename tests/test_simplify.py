@@ -189,3 +189,41 @@ def test_simplified_agrees_with_unsimplified(tmp_path, lines, x, y):
         floats = (float(x[0]), y)
         expected, got = plain(*floats), simple(*floats)
         np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-9)
+
+
+def test_readme_example_folds_into_three_statements():
+    source = sg.source(sg.grad(sigmoid_weighted, simplify=True), np.zeros(3))
+    assert _statements(source, "dsigmoid_weighteddx") <= 3
+    assert "return dx" not in source  # the adjoint moved into the return
+
+
+def test_whole_numbers_stay_integers_where_the_value_may_be_an_integer():
+    source = """
+    def f(x, i):
+        j = i * 2 + 1
+        a = math.sin(x) * 2
+        b = a * 3 + j
+        return b, j
+    """
+    out = _simplified(source)
+    b, j = _run(out, "f", 0.5, 3)
+    assert type(j) is int and j == 7
+    assert b == pytest.approx(math.sin(0.5) * 6 + 7, rel=1e-15)
+
+
+def test_safe_divide_keeps_its_zero_where_the_divisor_may_be_zero():
+    from s2sgrad.runtime import safe_divide
+
+    source = """
+    def f(g, y):
+        a = g * 2.0
+        b = safe_divide(a, y)
+        c = safe_divide(a, 1.0 + np.exp(y))
+        return b * 3.0 + c
+    """
+    out = _simplified(source)
+    assert "safe_divide(" in out  # b's divisor may be 0
+    namespace = {"np": np, "math": math, "safe_divide": safe_divide}
+    exec(out, namespace)
+    assert namespace["f"](0.0, 0.0) == 0.0
+    assert namespace["f"](1.5, 2.0) == pytest.approx(4.5 + 3.0 / (1.0 + math.exp(2.0)))
