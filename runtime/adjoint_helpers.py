@@ -30,6 +30,7 @@ __all__ = [
     "SHAPE_ONLY_ARGUMENTS",
     "accumulate_at",
     "backwards",
+    "custom_cotangents",
     "fresh_adjoint",
     "index_adjoint",
     "match_shape",
@@ -50,6 +51,21 @@ def backwards(indices):
     even where `indices` arrives in a saved tuple or off a stack. A range again, so it has a
     length and items like the range it reverses."""
     return indices[::-1]
+
+
+def custom_cotangents(grads, count: int) -> tuple:
+    """What the ``backward`` of an ``@sg.custom_gradient`` function returned, as one gradient
+    per parameter: a single value stands for the only parameter, ``None`` for zero."""
+    if isinstance(grads, list) and count > 1:
+        grads = tuple(grads)
+    if not isinstance(grads, tuple):
+        grads = (grads,)
+    if len(grads) != count:
+        raise ValueError(
+            f"a custom_gradient backward function returned {len(grads)} gradients for a "
+            f"function of {count} parameters"
+        )
+    return tuple(0.0 if g is None else g for g in grads)
 
 
 def _shape(value) -> tuple:

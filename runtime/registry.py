@@ -34,13 +34,14 @@ Names a template uses besides its parameters must be ``np``, ``math`` or helpers
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["Registry", "Rule", "qualified_name", "registry"]
+__all__ = ["Registry", "Rule", "check_template", "qualified_name", "registry"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,7 +158,7 @@ class Registry:
         warn: bool = True,
     ) -> None:
         """Record `template` as the reverse rule of `primitive` (keeps an existing forward rule)."""
-        _check_template(template, "vjp")
+        check_template(template, "vjp")
         old = self.lookup(primitive)
         base = old if old is not None else Rule(primitive, qualified_name(primitive))
         rule = dataclasses.replace(
@@ -172,7 +173,7 @@ class Registry:
 
     def register_jvp(self, primitive: Callable, template: Callable, *, warn: bool = True) -> None:
         """Record `template` as the forward rule of `primitive` (keeps an existing reverse rule)."""
-        _check_template(template, "jvp")
+        check_template(template, "jvp")
         old = self.lookup(primitive)
         base = old if old is not None else Rule(primitive, qualified_name(primitive))
         rule = dataclasses.replace(base, jvp=template, differentiable=True)
@@ -193,7 +194,7 @@ class Registry:
         """Decorator: the batched forward rule of each of the linear `primitives`."""
 
         def decorate(template: Callable) -> Callable:
-            _check_template(template, "jvp")
+            check_template(template, "jvp")
             for primitive in primitives:
                 old = self.lookup(primitive)
                 base = old if old is not None else Rule(primitive, qualified_name(primitive))
@@ -202,12 +203,29 @@ class Registry:
 
         return decorate
 
+    def register_primitive(self, primitive: Callable) -> None:
+        """Make `primitive` opaque: called as a unit, never transformed; its derivatives are
+        the rules registered for it later (none yet). Keeps rules it already has."""
+        if self.lookup(primitive) is None:
+            self._store(Rule(primitive, qualified_name(primitive)), warn=False)
+
     def register_nondiff(self, primitives: Iterable[Callable]) -> None:
         """Mark callables whose results carry no derivative (floor, argmax, comparisons, ...)."""
         for primitive in primitives:
             self._store(
                 Rule(primitive, qualified_name(primitive), differentiable=False), warn=False
             )
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Registry]:
+        """A block after which the rules registered in it are forgotten (tests register
+        rules for their own functions this way without leaving them behind)."""
+        saved = dict(self._rules)
+        try:
+            yield self
+        finally:
+            self._rules = saved
+            self.version += 1  # code compiled with the forgotten rules is not reused
 
     def copy(self) -> Registry:
         """An independent registry with the same rules."""
@@ -251,7 +269,9 @@ class Registry:
         return decorate
 
 
-def _check_template(template: object, kind: str) -> None:
+def check_template(template: object, kind: str) -> None:
+    """Raise TypeError unless `template` is a function whose first parameters are those of a
+    `kind` ("vjp" or "jvp") rule."""
     if not isinstance(template, types.FunctionType):
         raise TypeError(f"a {kind} rule must be a Python function, got {type(template).__name__}")
     params = list(inspect.signature(template).parameters)

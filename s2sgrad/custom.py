@@ -1,4 +1,5 @@
-"""Custom derivatives: `custom_gradient`, `register_vjp`, `register_jvp`, `stop_gradient`.
+"""Custom derivatives: `custom_gradient`, `primitive`, `register_vjp`, `register_jvp`,
+`stop_gradient`.
 
 These are shared by both front doors. Under `sg.grad`/`sg.jvp` the compiler recognises them
 (a custom-gradient function becomes a forward call plus a call of its backward function; a
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["custom_gradient", "stop_gradient"]
+__all__ = ["custom_gradient", "primitive", "register_jvp", "register_vjp", "stop_gradient"]
 
 # Set by the tape module: ``hook(kind, fn, args, kwargs)`` returns the result, or
 # NotImplemented when no argument is a recorded value. `kind` is "stop_gradient" or
@@ -71,6 +72,109 @@ def custom_gradient(f):
 
     with_custom_gradient.__sg_custom_gradient__ = f
     return with_custom_gradient
+
+
+def calling_function(wrapper):
+    """A plain function that calls the custom-gradient function `wrapper`: what the transforms
+    differentiate when given `wrapper` itself (``sg.grad(clip_gradient)``), since a call of
+    it inside transformed code is what they know how to differentiate."""
+    caller = getattr(wrapper, "__sg_caller__", None)
+    if caller is not None:
+        return caller
+    from s2sgrad.transforms import codegen
+
+    f = wrapper.__sg_custom_gradient__
+    code = f.__code__
+    params = ", ".join(code.co_varnames[: code.co_argcount])
+    source = (
+        f'"""Calls the custom-gradient function {f.__qualname__}."""\n\n\n'
+        f"def {f.__name__}({params}):\n    return _custom_gradient_function({params})\n"
+    )
+    caller = codegen.compile_module(source, f.__name__, {"_custom_gradient_function": wrapper})
+    caller.__defaults__ = f.__defaults__
+    wrapper.__sg_caller__ = caller
+    return caller
+
+
+def primitive(fn):
+    """Decorator: make `fn` opaque to the transforms.
+
+    A call of `fn` inside a transformed function is made as it is, never transformed; its
+    derivatives come only from `register_vjp` and `register_jvp`, and asking for one it lacks
+    raises `LookupError` naming it (when the derivative is generated, for ``sg.grad``).
+
+    Example:
+        >>> @sg.primitive
+        ... def opaque_square(x):
+        ...     return x * x
+        >>> @sg.register_vjp(opaque_square)
+        ... def opaque_square_vjp(g, ans, x):
+        ...     return 2.0 * g * x
+    """
+    if not callable(fn):
+        raise TypeError(f"sg.primitive marks a function; got {type(fn).__name__}")
+    from s2sgrad.runtime import registry
+
+    registry.register_primitive(fn)
+    return fn
+
+
+def register_vjp(fn, *, elementwise: bool | None = None):
+    """Decorator: ``rule(g, ans, *args)`` is the reverse-mode rule of `fn`.
+
+    The rule returns the gradient for `fn`'s only (or first) positional input, or a tuple
+    literal with one entry per positional input (``None`` for an input without a gradient).
+    Its body (assignments and one ``return``, parameters named as `fn` names them) is
+    inlined into generated code, so ``sg.source`` shows it; values it reads from its module
+    are captured. `fn` becomes a primitive (`primitive`). Registering again replaces the
+    rule and warns.
+
+    Args:
+        fn: the function the rule differentiates, e.g. ``scipy.special.erf``.
+        elementwise: `fn` maps arrays elementwise with NumPy broadcasting, so the rule need
+            not handle broadcasting and forward mode gets a rule from it too. Default: True
+            for NumPy ufuncs (SciPy's special functions are ufuncs), False otherwise.
+    """
+    return _registering("vjp", fn, elementwise)
+
+
+def register_jvp(fn):
+    """Decorator: ``rule(tangents, ans, *args)`` is the forward-mode rule of `fn`.
+
+    ``tangents`` has one entry per positional input (``None`` where it carries none); the
+    rule returns the tangent of the output. Inlined like `register_vjp` rules.
+    """
+    return _registering("jvp", fn, None)
+
+
+def _registering(kind: str, fn, elementwise):
+    if not callable(fn):
+        raise TypeError(f"sg.register_{kind} takes the function to differentiate; got {fn!r}")
+    import numpy as np
+
+    from s2sgrad.runtime import registry
+    from s2sgrad.runtime.registry import check_template
+    from s2sgrad.transforms.templates import load_template
+
+    def decorate(rule):
+        check_template(rule, kind)
+        try:
+            load_template(rule)  # the form the compiler inlines: checked now, not at first use
+        except TypeError as error:
+            raise TypeError(
+                f"{error}. A rule is assignments followed by one return statement"
+            ) from None
+        except OSError as error:
+            message = f"cannot read the source of rule {rule.__qualname__}: {error}"
+            raise TypeError(message) from None
+        if kind == "vjp":
+            flag = isinstance(fn, np.ufunc) if elementwise is None else bool(elementwise)
+            registry.register_vjp(fn, rule, elementwise=flag)
+        else:
+            registry.register_jvp(fn, rule)
+        return rule
+
+    return decorate
 
 
 def _split(f, result):

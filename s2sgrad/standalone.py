@@ -108,6 +108,8 @@ class _Module:
             for n in ast.walk(fn)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | {a.arg for fn in ast.walk(tree) if isinstance(fn, ast.arguments) for a in _args(fn)}
+        # functions defined inside functions (a custom gradient's ``backward``)
+        locals_ |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
         self.free = sorted(read - bound - locals_ - {"__all__"})
 
 

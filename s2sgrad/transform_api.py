@@ -94,6 +94,10 @@ def _transform(f, wrt, optimize, simplify, with_value):
         )
     from .composed import grad_of_transformed, transformed
 
+    if hasattr(f, "__sg_custom_gradient__"):  # sg.grad(clip_gradient): differentiate a call
+        from .custom import calling_function
+
+        f = calling_function(f)
     if transformed(f) is not None:  # a generated function: differentiate its code again
         names, is_tuple = _normalize_wrt(transformed(f).analysis.fn, wrt)
         return grad_of_transformed(f, names, is_tuple, with_value)

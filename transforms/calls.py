@@ -27,6 +27,8 @@ from s2sgrad.runtime import registry as default_registry
 
 from . import codegen
 from .optimize import optimize
+from .parse import parse_function
+from .resolve import resolve
 from .reverse import reverse_sweeps, without_defaults
 from .reverse_loops import assigned_names
 from .shapes import infer_shapes
@@ -55,6 +57,8 @@ _splits: dict[tuple, Split] = {}
 
 def split_of(fn: types.FunctionType) -> Split:
     """The (cached) forward/backward pair of `fn`, compiling it on first use."""
+    if hasattr(fn, "__sg_custom_gradient__"):
+        return custom_split(fn.__sg_custom_gradient__)
     key = (fn.__code__, id(fn.__globals__), default_registry.version)
     split = _splits.get(key)
     if split is not None:
@@ -70,6 +74,45 @@ def split_of(fn: types.FunctionType) -> Split:
     except BaseException:
         del _splits[key]
         raise
+    return split
+
+
+def custom_split(fn: types.FunctionType) -> Split:
+    """The pair of an ``@sg.custom_gradient`` function `fn`, which returns ``(y, backward)``:
+    its forward half is `fn` itself, as written (its source is copied into the generated
+    module, so `sg.source` shows the rule and `sg.export` keeps it); what it saves for the
+    backward half is its ``backward`` function, which the backward half calls."""
+    key = ("custom", fn.__code__, id(fn.__globals__))
+    split = _splits.get(key)
+    if split is not None:
+        return split
+    parsed = parse_function(fn)
+    resolution = resolve(parsed, fn)
+    params = parameters(fn)
+    split = Split(fn, f"_fwd_{fn.__name__}", f"_bwd_{fn.__name__}", params)
+    forward = parsed.funcdef.with_changes(
+        name=cst.Name(split.forward), decorators=(), leading_lines=()
+    )
+    backward = cst.parse_statement(
+        f"def {split.backward}(_backward, _dout):\n"
+        f"    return custom_cotangents(_backward(_dout), {len(params)})\n"
+    )
+    constants = {
+        name: value
+        for name, value in resolution.free.items()
+        if not isinstance(value, types.ModuleType) or name not in ("np", "math")
+    }
+    docstring = (
+        f"{parsed.name}, a custom-gradient function ({parsed.filename}, line "
+        f"{parsed.first_line}), as written: its forward half; its backward half calls the "
+        f"backward function it returns.\n"
+    )
+    split.source = codegen.render_module([forward, backward], docstring, constants)
+    functions = codegen.compile_functions(split.source, [split.forward, split.backward], constants)
+    for function in functions:  # forward mode has no rule for them (see forward_calls)
+        function.__sg_custom_gradient__ = fn
+    split.functions = dict(zip([split.forward, split.backward], functions, strict=True))
+    _splits[key] = split
     return split
 
 

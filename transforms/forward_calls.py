@@ -43,6 +43,14 @@ _splits: dict[tuple, ForwardSplit] = {}
 
 def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSplit:
     """The (cached) forward-mode function of `fn`, compiling it on first use."""
+    custom = getattr(fn, "__sg_custom_gradient__", None)
+    if custom is not None:
+        raise LookupError(
+            f"no forward-mode rule for {custom.__qualname__}: a @custom_gradient function "
+            f"defines its reverse-mode derivative only, so forward mode (sg.jvp, Hessians, "
+            f"derivatives of its gradient) cannot go through it; make it an sg.primitive with "
+            f"sg.register_vjp and sg.register_jvp rules instead"
+        )
     key = (fn.__code__, id(fn.__globals__), default_registry.version, batched)
     split = _splits.get(key)
     if split is not None:

@@ -135,9 +135,13 @@ class Operation:
 
 
 def _is_user_function(value: object) -> bool:
-    """A Python function of the user's (not NumPy's, not a builtin): transformed in turn."""
+    """A Python function of the user's (not NumPy's, not a builtin): transformed in turn. A
+    ``@sg.custom_gradient`` function counts: its own code gives its value and its backward
+    function the derivative (see `transforms/calls.py`)."""
     if not isinstance(value, types.FunctionType):
         return False
+    if hasattr(value, "__sg_custom_gradient__"):
+        return True
     module = getattr(value, "__module__", "") or ""
     if module.startswith("s2sgrad.generated."):
         return True  # generated code calling generated code (higher order)
@@ -193,7 +197,7 @@ def evaluate_spelling(
 class Classifier:
     """Turns normal-form statements into `Operation`s, for one function."""
 
-    def __init__(self, registry: Registry, namespace: Mapping[str, object], local_names):
+    def __init__(self, registry: Registry, namespace: dict[str, object], local_names):
         self.registry = registry
         self.namespace = namespace
         self.locals = local_names
@@ -257,6 +261,16 @@ class Classifier:
             return Operation(targets, PACK, "container", elements, keys)
         return Operation(targets, NO_DERIVATIVE, "constant", (value,))
 
+    def _capture_rule_constants(self, rule: Rule) -> None:
+        """The values a user-registered rule reads (``sg.register_vjp`` on a function of the
+        user's module) join the generated code's globals, where its inlined body finds them."""
+        from .templates import load_template
+
+        for template in (rule.vjp, rule.jvp):
+            module = getattr(template, "__module__", None) or ""
+            if template is not None and not module.startswith("s2sgrad.runtime"):
+                self.namespace.update(load_template(template).constants)
+
     def _is_local(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.locals
 
@@ -304,6 +318,8 @@ class Classifier:
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
         rule = self.registry.lookup(primitive)
+        if rule is not None:
+            self._capture_rule_constants(rule)
         if rule is None and _is_user_function(primitive):
             name = getattr(primitive, "__qualname__", "function")
             return Operation(targets, primitive, name, tuple(args), kwargs or {}, user=True)

@@ -8,6 +8,7 @@ temporaries and hands back the statements plus one contribution expression per p
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import textwrap
@@ -17,7 +18,7 @@ import libcst as cst
 
 from .naming import Namer
 from .parse import source_lines
-from .walk import substitute_names
+from .walk import _NameReader, substitute_names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +36,9 @@ class Template:
         body: the assignments before the ``return``.
         result: the returned expression; a tuple literal gives one contribution per parameter.
         local_names: names the body assigns.
+        constants: values the template reads from its own module or closure (user rules
+            only; the built-in rules read nothing but ``np``, ``math`` and runtime helpers),
+            under the names the instantiated code uses for them.
     """
 
     name: str
@@ -47,6 +51,7 @@ class Template:
     body: tuple[cst.BaseSmallStatement, ...]
     result: cst.BaseExpression
     local_names: frozenset[str]
+    constants: Mapping[str, object] = dataclasses.field(default_factory=dict)
 
     def contribution_count(self) -> int | None:
         """How many contributions the result lists (None: a single one for the first param)."""
@@ -83,7 +88,17 @@ def load_template(fn: Callable) -> Template:
             if not isinstance(target.target, cst.Name):
                 raise TypeError(f"rule template {fn.__qualname__}: assign to plain names only")
             local_names.add(target.target.value)
+    names_read: list[str] = []
+    for node in (*body, last.value):
+        node.visit(_NameReader(names_read))
+    parameters = set(names) | set(kwonly) | {varargs} | local_names
+    constants = _constants(fn, [n for n in dict.fromkeys(names_read) if n not in parameters])
+    if constants:
+        renamed = {name: cst.Name(spelled) for spelled, (name, _) in constants.items()}
+        body = [substitute_names(statement, renamed) for statement in body]
+        last = last.with_changes(value=substitute_names(last.value, renamed))
     return Template(
+        constants={spelled: value for spelled, (_, value) in constants.items()},
         name=fn.__qualname__,
         leading=(names[0], names[1]),
         params=tuple(names[2:]),
@@ -95,6 +110,32 @@ def load_template(fn: Callable) -> Template:
         result=last.value,
         local_names=frozenset(local_names),
     )
+
+
+def _constants(fn: Callable, free: list[str]) -> dict[str, tuple[str, object]]:
+    """The names `fn` reads besides ``np``, ``math``, runtime helpers and builtins, each with
+    its value and the name generated code gives it (prefixed, so it cannot clash with the
+    differentiated function's own names)."""
+    from .codegen import runtime_names
+
+    closure = {}
+    if fn.__closure__:
+        cells = (c.cell_contents for c in fn.__closure__)
+        closure = dict(zip(fn.__code__.co_freevars, cells, strict=True))
+    found: dict[str, tuple[str, object]] = {}
+    for name in free:
+        if name in ("np", "math", "True", "False", "None") or name in runtime_names():
+            continue
+        if name in closure:
+            value = closure[name]
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        elif hasattr(builtins, name):
+            continue
+        else:
+            raise TypeError(f"rule template {fn.__qualname__}: name {name!r} is not defined")
+        found[f"_{fn.__name__}_{name}"] = (name, value)
+    return found
 
 
 def _smalls(line: cst.BaseStatement, fn: Callable):
