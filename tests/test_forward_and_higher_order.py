@@ -235,3 +235,18 @@ def test_stop_gradient_has_zero_derivative():
     x = 1.3
     assert sg.grad(with_stop_gradient)(x) == pytest.approx(x + np.cos(x))
     assert sg.jvp(with_stop_gradient, (x,), (1.0,))[1] == pytest.approx(x + np.cos(x))
+
+
+def test_forward_over_forward_through_a_recursive_function():
+    """The generated JVP of a recursive function calls its own forward half with keyword
+    tangents; transforming that code again keeps those keywords apart from the new ones."""
+    from s2sgrad.forward_api import forward_transform
+
+    rng = np.random.default_rng(8)
+    A, V = rng.random((3, 3)), rng.random((3, 3))
+    jvp_det = forward_transform(call_programs.det_by_minors, ("A",)).function_for(A)
+    (value, tangent), (_, second) = sg.jvp(jvp_det, (A, V), (V, None))
+    assert value == pytest.approx(np.linalg.det(A))
+    assert tangent == pytest.approx(np.linalg.det(A) * np.trace(np.linalg.solve(A, V)))
+    want = (jvp_det(A + 1e-5 * V, V)[1] - jvp_det(A - 1e-5 * V, V)[1]) / 2e-5
+    assert second == pytest.approx(want, rel=1e-6)

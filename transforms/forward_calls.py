@@ -91,7 +91,9 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
     original = analysis.nf.funcdef.params
     funcdef = funcdef.with_changes(
         params=params.with_changes(
-            params=original.params, kwonly_params=kwonly, star_arg=cst.ParamStar()
+            params=original.params,
+            kwonly_params=(*original.kwonly_params, *kwonly),
+            star_arg=cst.ParamStar(),
         )
     )
     if batched:
