@@ -30,20 +30,7 @@ RULE_GAPS: dict[object, str] = {
     np.linalg.norm: _NO_FORWARD_RULE.format("norm_adjoint"),
 }
 # control-flow programs failing here beyond the lists of test_forward_and_higher_order
-_CALLEE_KEYWORDS = (
-    "forward over forward through a call of a user function: the generated JVP callee is "
-    "called with a tangent keyword it does not take (TypeError: got an unexpected keyword "
-    "argument 'tx')"
-)
-PROGRAM_GAPS: dict[str, str] = {
-    "call_programs.calls_a_helper-55": _CALLEE_KEYWORDS,
-    "call_programs.two_layers-56": _CALLEE_KEYWORDS,
-    "call_programs.power-57": _CALLEE_KEYWORDS,
-    "call_programs.det_by_minors-59": _CALLEE_KEYWORDS,
-    "call_programs.det_by_minors-60": _CALLEE_KEYWORDS,
-    "call_programs.mutual-61": _CALLEE_KEYWORDS,
-    "call_programs.helper_in_loop-62": _CALLEE_KEYWORDS,
-}
+PROGRAM_GAPS: dict[str, str] = {}
 
 
 def _rule_cases():
