@@ -21,6 +21,8 @@ __all__ = [
     "batch_cumsum",
     "batch_fresh_adjoint",
     "batch_index",
+    "batch_matmul_left",
+    "batch_matmul_right",
     "batch_permutation",
     "batch_shape",
     "batch_size",
@@ -316,3 +318,71 @@ def identity_directions(x):
     shape = np.shape(x)
     size = int(np.prod(shape))
     return np.eye(size, dtype=np.result_type(x, 1.0)).reshape((size, *shape))
+
+
+def _each_direction(helper, position, t, args):
+    args = list(args)
+    out = []
+    for direction in t:
+        args[position] = direction
+        out.append(helper(*args))
+    return np.stack(out)
+
+
+def batch_matmul_left(tg, ty, g, x, y):
+    """The batched tangent of ``matmul_left(g, x, y)`` (the adjoint of `x` in ``x @ y``,
+    bilinear in `g` and `y`) from batched tangents `tg`, `ty` (None: none), for operands of
+    rank 1 or 2; other ranks go one direction at a time."""
+    from .adjoint_helpers import matmul_left
+
+    xn, yn = np.ndim(x), np.ndim(y)
+    out = 0.0
+    if tg is not None:
+        if xn > 2 or yn > 2:
+            out = _each_direction(matmul_left, 0, tg, (g, x, y))
+        elif yn == 1:
+            out = np.expand_dims(tg, -1) * y  # (B,) or (B, k) times y
+        else:
+            out = tg @ np.swapaxes(y, -1, -2)
+    if ty is not None:
+        if xn > 2 or yn > 2:
+            part = _each_direction(matmul_left, 2, ty, (g, x, y))
+        elif xn == 1 and yn == 1:
+            part = g * ty
+        elif xn == 1:
+            part = ty @ g
+        elif yn == 1:
+            part = np.expand_dims(g, -1) * np.expand_dims(ty, -2)
+        else:
+            part = g @ np.swapaxes(ty, -1, -2)
+        out = out + part
+    return out
+
+
+def batch_matmul_right(tg, tx, g, x, y):
+    """The batched tangent of ``matmul_right(g, x, y)`` (the adjoint of `y` in ``x @ y``,
+    bilinear in `g` and `x`), as `batch_matmul_left`."""
+    from .adjoint_helpers import matmul_right
+
+    xn, yn = np.ndim(x), np.ndim(y)
+    out = 0.0
+    if tg is not None:
+        if xn > 2 or yn > 2:
+            out = _each_direction(matmul_right, 0, tg, (g, x, y))
+        elif xn == 1 and yn == 1:
+            out = np.expand_dims(tg, -1) * x
+        elif xn == 1:
+            out = np.expand_dims(x, -1) * np.expand_dims(tg, -2)
+        else:
+            out = tg @ x if yn == 1 else np.swapaxes(x, -1, -2) @ tg
+    if tx is not None:
+        if xn > 2 or yn > 2:
+            part = _each_direction(matmul_right, 1, tx, (g, x, y))
+        elif xn == 1 and yn == 1:
+            part = g * tx
+        elif xn == 1:
+            part = np.expand_dims(tx, -1) * g
+        else:
+            part = np.swapaxes(tx, -1, -2) @ g
+        out = out + part
+    return out

@@ -24,6 +24,7 @@ _LAZY = {
     "Tensor": "tensor",
     "UnconnectedGradients": "tape",
     "Variable": "tensor",
+    "check_grads": "checks",
     "constant": "tensor",
     "custom_gradient": "custom",
     "primitive": "custom",

@@ -51,9 +51,19 @@ def bind(f, args: tuple, kwargs: dict | None = None) -> tuple:
     """Every argument of a call of `f` by position (defaults filled in)."""
     compiled = transformed(f)
     target = compiled.analysis.fn if compiled is not None else f
+    code = getattr(target, "__code__", None)
+    if not kwargs and code is not None and _plain_signature(code, len(args)):
+        return tuple(args)  # every parameter given by position: nothing to bind
     bound = inspect.signature(target).bind(*args, **(kwargs or {}))
     bound.apply_defaults()
     return tuple(bound.arguments.values())
+
+
+def _plain_signature(code, count: int) -> bool:
+    """`count` positional arguments are all the parameters of `code` (no ``*args``,
+    ``**kwargs`` or keyword-only ones)."""
+    variadic = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    return count == code.co_argcount and not code.co_kwonlyargcount and not code.co_flags & variadic
 
 
 def parameter_names(f) -> list[str]:

@@ -1,5 +1,7 @@
 """Inputs for the pass-level tests."""
 
+import math
+
 import numpy as np
 import numpy as onp
 from numpy import sin
@@ -22,5 +24,5 @@ def scalar_formula(x, y):
     return b - 3.0 * a
 
 
-def divide_by(x):
-    return 1.0 / x
+def log_times(x):
+    return math.log(x) * x

@@ -20,6 +20,8 @@ import libcst as cst
 import numpy as np
 from s2sgrad.runtime import Registry, Rule, qualified_name
 
+from s2sgrad import runtime
+
 # Results of these carry no derivative and need no registry entry.
 NO_DERIVATIVE = object()
 COPY = object()  # ``a = b``: the adjoint passes through
@@ -183,6 +185,8 @@ def evaluate_spelling(
             return True, math
         if hasattr(builtins, expr.value):
             return True, getattr(builtins, expr.value)
+        if expr.value in runtime.__all__:  # a helper generated code imports
+            return True, getattr(runtime, expr.value)
         return False, None
     if isinstance(expr, cst.Attribute):
         found, base = evaluate_spelling(expr.value, namespace)

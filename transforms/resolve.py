@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import importlib
 import math
 import types
 from collections.abc import Mapping
@@ -24,9 +25,8 @@ from .parse import ParsedFunction
 
 # Names generated code binds itself (its imports and the runtime helpers it calls); a user
 # constant or local variable with one of these names is renamed.
-RESERVED = frozenset({"np", "math"}) | frozenset(
-    name for name in __import__("s2sgrad.runtime", fromlist=["__all__"]).__all__
-)
+_runtime = importlib.import_module("s2sgrad.runtime")
+RESERVED = frozenset({"np", "math"}) | frozenset(_runtime.__all__)
 
 _NUMPY_NAMESPACES: tuple[tuple[str, types.ModuleType], ...] = (
     ("np", np),
@@ -106,6 +106,8 @@ def canonical_spelling(value: object) -> str | None:
     name = getattr(value, "__name__", None)
     if not isinstance(name, str):
         return None
+    if name in RESERVED and getattr(_runtime, name, None) is value:
+        return name  # a runtime helper (generated code transformed again): imported as is
     try:
         for prefix, module in _NUMPY_NAMESPACES:
             if getattr(module, name, None) is value:

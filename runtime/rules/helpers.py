@@ -50,6 +50,8 @@ from ..tangent_helpers import (
     batch_cumsum,
     batch_fresh_adjoint,
     batch_index,
+    batch_matmul_left,
+    batch_matmul_right,
     batch_permutation,
     batch_shape,
     batch_size,
@@ -134,6 +136,16 @@ def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
     return part(tangents[0], key)  # a container's tangent holds batched tangents by key
+
+
+@registry.batched(matmul_left)
+def matmul_left_(tangents, ans, g, x, y):
+    return batch_matmul_left(tangents[0], tangents[2], g, x, y)
+
+
+@registry.batched(matmul_right)
+def matmul_right_(tangents, ans, g, x, y):
+    return batch_matmul_right(tangents[0], tangents[1], g, x, y)
 
 
 @registry.batched(unbroadcast)
