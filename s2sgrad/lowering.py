@@ -34,12 +34,14 @@ are propagated through the region before it by another compiled adjoint.
 
 from __future__ import annotations
 
+import itertools
+import linecache
 import math
 import operator
 
 import numpy as np
 
-from s2sgrad.runtime import qualified_name
+from s2sgrad.runtime import qualified_name, registry
 
 from . import tensor as tensor_module
 from .tensor import Tensor, Variable
@@ -128,33 +130,36 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
     items)`` for a list or tuple holding Tensors, or ``("c", kind)`` for anything else (arrays),
     whose value is a parameter of the lowered function.
     """
-    if len(args) == 2 and not kwargs:
-        a, b = args
-        if isinstance(a, Tensor) and isinstance(b, Tensor):
-            return fn, ()  # the common case, kept short
     constants: list = []
-    patterns = tuple(_pattern(arg, constants, True) for arg in args)
-    keywords = (
-        tuple((key, _pattern(value, constants, False)) for key, value in kwargs.items())
-        if kwargs
-        else ()
-    )
-    return (fn, patterns, keywords), tuple(constants)
+    patterns = []
+    for arg in args:
+        cls = arg.__class__
+        if cls is Tensor or cls is Variable:
+            patterns.append(_TENSOR)
+        elif cls is float and arg - arg == 0.0:  # a finite number (inf - inf is nan)
+            patterns.append((float, arg))
+        else:
+            patterns.append(_pattern(arg, constants, True))
+    if not kwargs:
+        if len(patterns) == 2 and patterns[0] is _TENSOR and patterns[1] is _TENSOR:
+            return fn, ()  # what the binary fast path records too
+        return (fn, tuple(patterns)), tuple(constants)
+    keywords = []
+    for key, value in kwargs.items():
+        keywords.append((key, _pattern(value, constants, False)))
+    return (fn, tuple(patterns), tuple(keywords)), tuple(constants)
 
 
 def _pattern(value, constants: list, nested: bool):
     if isinstance(value, Tensor):
         return _TENSOR
     cls = value.__class__
-    if cls is float:
-        if math.isfinite(value):
-            return ("k", (float, value))
-    elif cls is int or cls is bool or cls is str or value is None:
-        return ("k", (cls, value))
+    if cls is int or cls is bool or cls is str or value is None:
+        return (cls, value)
     if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
-        return ("L" if cls is list else "T", tuple(_pattern(a, constants, False) for a in value))
+        return ("L" if cls is list else "T", tuple([_pattern(a, constants, False) for a in value]))
     if _is_literal(value):
-        return ("k", _literal_key(value))
+        return _literal_key(value)
     if isinstance(value, (np.ndarray, np.generic)):
         constants.append(value)
         return ("c", _kind(value))
@@ -197,19 +202,16 @@ def _kind(value):
     return (cls, value.ndim) if cls is np.ndarray else cls
 
 
-WATCHED = -1  # `Recording.tracked` of a watched Tensor that no recorded call produced
-
-
 class Recording:
     """What a tape recorded (see the module docstring), kept ready for lowering."""
 
     __slots__ = (
+        "constants",
         "has_custom",
-        "kept",
         "keys",
-        "leaf_index",
         "leaf_kinds",
-        "leaves",
+        "leaf_objects",
+        "leaf_values",
         "leaves_of",
         "nodes",
         "outputs",
@@ -220,83 +222,89 @@ class Recording:
         self.nodes: list = []
         self.keys: list = []  # per node: (signature, refs[, number of results]); hashable
         self.outputs: list = []  # value number -> the Tensor holding it
-        # What the tape tracks: id(Tensor) -> its value number if a recorded call produced it,
-        # else WATCHED. Gradients flow only from tracked values.
+        # What the tape tracks (gradients flow only from these): id(Tensor) -> its ref, the
+        # value number of a recorded result or the leaf of a watched Tensor or Variable.
         self.tracked: dict[int, int] = {}
-        self.kept: list = []  # the watched Tensors (so that their ids stay theirs)
-        self.leaves: list = []  # leaf number -> (Tensor, value when first read)
-        self.leaf_index: dict[tuple, int] = {}  # (id(Tensor), id(value)) -> ref
-        self.leaf_kinds: list = []  # leaf number -> `_kind` of its value
-        self.leaves_of: dict[int, tuple] = {}  # id(Tensor) -> refs of its leaves
+        self.constants: dict[int, int] = {}  # id(Tensor) -> leaf, for untracked inputs
+        self.leaf_objects: list = []  # leaf number -> the Tensor
+        self.leaf_values: list = []  # leaf number -> its value when read
+        self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's ndim
+        self.leaves_of: dict[int, list] = {}  # id(Tensor) -> its leaves' refs
         self.has_custom = False
 
     def watch(self, tensor) -> None:
+        """Track `tensor` from now on (a leaf, unless a recorded call produced it)."""
         if id(tensor) not in self.tracked:
-            self.tracked[id(tensor)] = WATCHED
-            self.kept.append(tensor)
+            self.leaf(tensor, tensor._value, self.tracked)
+
+    def leaf(self, tensor, value, index: dict) -> int:
+        """A new leaf for `tensor` holding `value`, registered in `index` (`tracked` or
+        `constants`); its ref."""
+        ref = -1 - len(self.leaf_values)
+        self.leaf_objects.append(tensor)
+        self.leaf_values.append(value)
+        self.leaf_kinds.append(value.ndim if value.__class__ is np.ndarray else value.__class__)
+        refs = self.leaves_of.get(id(tensor))
+        if refs is None:
+            self.leaves_of[id(tensor)] = [ref]
+        else:
+            refs.append(ref)
+        index[id(tensor)] = ref
+        return ref
 
     def number(self, tensor) -> int | None:
         """The value number of a recorded result (None for anything else)."""
         number = self.tracked.get(id(tensor))
         return None if number is None or number < 0 else number
 
-    def leaf(self, tensor, value) -> int:
-        """The ref of `tensor` holding `value` as a leaf (a new leaf the first time)."""
-        ref = self.leaf_index.get((id(tensor), id(value)))
+    def ref_of(self, tensor) -> int | None:
+        """The value number of a recorded result, or the leaf holding its current value."""
+        ref = self.tracked.get(id(tensor))
         if ref is None:
-            number = len(self.leaves)
-            ref = -1 - number
-            self.leaves.append((tensor, value))
-            self.leaf_index[(id(tensor), id(value))] = ref
-            self.leaf_kinds.append(_kind(value))
-            self.leaves_of[id(tensor)] = (*self.leaves_of.get(id(tensor), ()), ref)
+            ref = self.constants.get(id(tensor))
+        if ref is not None and ref < 0 and self.leaf_values[-1 - ref] is not tensor._value:
+            return None
         return ref
 
     def add(self, fn, args, kwargs, inputs, values, refs, result, outs) -> None:
-        """Append one call whose inputs have `refs`. `outs` are the Tensors of a tuple or
-        list `result` (None when `result` is a Tensor); the floating ones become tracked."""
+        """Append a call with a tuple or list `result` whose inputs have `refs`: `outs` are
+        its Tensors, of which the floating ones become tracked. (`GradientTape._record`
+        appends calls with a single result itself, the same way.)"""
         sig, constants = signature(fn, args, kwargs)
         outputs = self.outputs
         first = len(outputs)
-        if outs is None:
-            self.tracked[id(result)] = first
-            outputs.append(result)
-            count = 1
-            self.keys.append((sig, tuple(refs)))
-        else:
-            for out in outs:
-                if out._value.dtype.kind in "fc":
-                    self.tracked[id(out)] = len(outputs)
-                outputs.append(out)
-            count = len(outs)
-            self.keys.append((sig, tuple(refs), count))
-        self.nodes.append((fn, args, kwargs, inputs, values, result, refs, first, count, constants))
+        for out in outs:
+            if out._value.dtype.kind in "fc":
+                self.tracked[id(out)] = len(outputs)
+            outputs.append(out)
+        self.keys.append((sig, tuple(refs), len(outs)))
+        self.nodes.append(
+            (fn, args, kwargs, inputs, values, result, refs, first, len(outs), constants)
+        )
         if fn.__class__ is CustomCall:
             self.has_custom = True
 
-    def ref_of(self, tensor) -> int | None:
-        """The value number of a recorded result, or the ref of a leaf with its current value."""
-        ref = self.number(tensor)
-        if ref is None:
-            ref = self.leaf_index.get((id(tensor), id(tensor._value)))
-        return ref
-
     def plan_key(self, targets: list, output_gradients: list, sources: list) -> tuple:
         """Everything a `Plan` depends on: the recording's structure, which refs the sources
-        and targets are, and the kinds of the values that are not recorded."""
-        leaves_of, number = self.leaves_of, self.number
-        source_key = tuple((leaves_of.get(id(s), ()), number(s), _kind(s._value)) for s in sources)
-        target_key = tuple(
-            (
-                self.ref_of(t),
-                _kind(t._value),
-                None if og is None else _kind(og._value if isinstance(og, Tensor) else og),
-            )
-            for t, og in zip(targets, output_gradients, strict=True)
-        )
+        and targets are, the kinds of the values that are not recorded, and the registry."""
+        tracked, leaves_of = self.tracked, self.leaves_of
         first: dict[int, int] = {}  # which sources and targets are one object
-        same = tuple(first.setdefault(id(x), k) for k, x in enumerate((*sources, *targets)))
-        return (tuple(self.keys), tuple(self.leaf_kinds), source_key, target_key, same)
+        key = [tuple(self.keys), tuple(self.leaf_kinds), registry.version]
+        for s in sources:
+            ident = id(s)
+            leaves = leaves_of.get(ident)
+            key.append(
+                (
+                    None if leaves is None else tuple(leaves),
+                    tracked.get(ident),
+                    first.setdefault(ident, len(first)),
+                )
+            )
+        for t, og in zip(targets, output_gradients, strict=True):
+            if og is not None:
+                og = _kind(og._value if isinstance(og, Tensor) else og)
+            key.append((self.ref_of(t), _kind(t._value), og, first.setdefault(id(t), len(first))))
+        return tuple(key)
 
 
 # -- pruning --------------------------------------------------------------------------------------
@@ -452,7 +460,7 @@ def lower(
         low.returned.append((slot, og_slot))
     low.objects, low.values = gather(recording, low.origins, targets, output_gradients)
     shapes = tuple(_kind(v) for v in low.values)
-    low.key = (tuple(parts), tuple(low.returned), tuple(kinds), shapes)
+    low.key = (tuple(parts), tuple(low.returned), tuple(kinds), shapes, registry.version)
     return low
 
 
@@ -464,7 +472,7 @@ def gather(recording: Recording, origins, targets: list, output_gradients: list)
             obj = recording.outputs[a]
             value = obj._value
         elif kind == _LEAF:
-            obj, value = recording.leaves[a]
+            obj, value = recording.leaf_objects[a], recording.leaf_values[a]
         elif kind == _CONST:
             obj = value = recording.nodes[a][9][b]
         elif kind == _SEED:
@@ -609,21 +617,62 @@ def render(low: Lowered) -> tuple[str, dict]:
 
 class Plan:
     """How to run the compiled backward sweep of one recording structure: where each of its
-    parameters comes from, and which source each gradient it returns belongs to."""
+    parameters comes from, and which source each gradient it returns belongs to. ``run`` is
+    that, generated as straight-line Python: ``run(outputs, leaves, nodes, targets, ogs)``
+    gathers the parameters from a recording, calls the backward sweep and returns one
+    gradient (or None) per source."""
 
-    __slots__ = ("compiled", "origins", "params", "scatter")
+    __slots__ = ("compiled", "origins", "run", "scatter")
 
-    def __init__(self, low: Lowered, compiled: Compiled):
+    def __init__(self, low: Lowered, compiled: Compiled, n_sources: int):
         self.compiled = compiled
         self.origins = tuple(low.origins)
-        n_args = len(low.origins)
-        self.params = tuple(
-            low.origins[p] if p < n_args else (_GIVEN, low.given[p - n_args], 0)
-            for p in compiled.index
-        )
         self.scatter = tuple(
             low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"
         )
+        n_args = len(low.origins)
+        params = [
+            low.origins[p] if p < n_args else (_GIVEN, low.given[p - n_args], 0)
+            for p in compiled.index
+        ]
+        self.run = _runner(params, self.scatter, n_sources, compiled.backward)
+
+
+_GATHER = {
+    _GIVEN: "outputs[{a}]._value",
+    _VALUE: "outputs[{a}]._value",
+    _LEAF: "leaves[{a}]",
+    _CONST: "nodes[{a}][9][{b}]",
+    _SEED: "zeros_like(outputs[{a}]._value)",
+    _OUTPUT_GRADIENT: "plain(ogs[{a}])",
+    _TARGET: "targets[{a}]._value",
+}
+_runners = itertools.count()
+
+
+def _runner(params: list, scatter: tuple, n_sources: int, backward):
+    """The `Plan.run` function for a backward sweep taking `params` (origins)."""
+    if backward is None:
+        return lambda outputs, leaves, nodes, targets, ogs: [None] * n_sources
+    arguments = ", ".join(_GATHER[kind].format(a=a, b=b) for kind, a, b in params)
+    parts: list[list[str]] = [[] for _ in range(n_sources)]
+    for position, index in enumerate(scatter):
+        parts[index].append(f"g[{position}]")
+    returned = ", ".join(" + ".join(p) if p else "None" for p in parts)
+    filename = f"<s2sgrad tape plan #{next(_runners)}>"
+    source = (
+        "def run(outputs, leaves, nodes, targets, ogs):\n"
+        f"    g = backward({arguments})\n"
+        f"    return [{returned}]\n"
+    )
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"backward": backward, "zeros_like": np.zeros_like, "plain": _plain}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["run"]
+
+
+def _plain(value):
+    return value._value if isinstance(value, Tensor) else value
 
 
 _UNCONNECTED = object()  # the plan of a region with no path from the sources to the targets
@@ -650,8 +699,10 @@ def _compile(low: Lowered) -> Compiled:
         return Compiled(primal, None, (), source, kinds)
     given = tuple(f"t{n}" for n in range(len(low.given)))
     analysis = analyze(primal, GradSpec(wrt=wrt, wrt_is_tuple=True, given=given))
-    ndims = {
-        _arg_name(low, i): v.ndim for i, v in enumerate(low.values) if isinstance(v, np.ndarray)
+    ndims = {  # for the arguments whose kinds are in the plan key (not _VALUE or _SEED)
+        _arg_name(low, i): v.ndim
+        for i, (v, origin) in enumerate(zip(low.values, low.origins, strict=True))
+        if isinstance(v, np.ndarray) and origin[0] not in (_VALUE, _SEED)
     }
     generated = generate_gradient(analysis, frozenset(), ndims)
     function = generated.function
@@ -708,25 +759,22 @@ def region_gradients(recording: Recording, targets, output_gradients, sources, e
         if len(_plans) >= _PLAN_LIMIT:
             _plans.clear()
         plan = _plans[key] = _plan(recording, targets, output_gradients, sources)
-    result = [None] * len(sources)
     if plan is _UNCONNECTED:
-        return result
+        return [None] * len(sources)
     compiled = plan.compiled
     if compiled.backward is None:
-        return result
+        return [None] * len(sources)
     last_adjoint = compiled.backward
     others = tensor_module.recording
     if others and (len(others) > 1 or others[0] is not exclude):
         objects, values = gather(recording, plan.origins, targets, output_gradients)
         if watched_elsewhere(objects, exclude):
-            grads = _on_tensors(compiled, objects, values)
-        else:
-            grads = _run(plan, recording, targets, output_gradients)
-    else:
-        grads = _run(plan, recording, targets, output_gradients)
-    for index, g in zip(plan.scatter, grads, strict=True):
-        result[index] = g if result[index] is None else result[index] + g
-    return result
+            result = [None] * len(sources)
+            for index, g in zip(plan.scatter, _on_tensors(compiled, objects, values), strict=True):
+                result[index] = g if result[index] is None else result[index] + g
+            return result
+    nodes, outputs, leaves = recording.nodes, recording.outputs, recording.leaf_values
+    return plan.run(outputs, leaves, nodes, targets, output_gradients)
 
 
 def _plan(recording: Recording, targets, output_gradients, sources):
@@ -735,21 +783,7 @@ def _plan(recording: Recording, targets, output_gradients, sources):
     if not relevant and not any(id(t) in ids for t in targets):
         return _UNCONNECTED
     low = lower(recording, relevant, targets, output_gradients, sources)
-    return Plan(low, compiled_for(low))
-
-
-def _run(plan: Plan, recording: Recording, targets, output_gradients):
-    """Gather the backward sweep's parameters from the recording and run it."""
-    outputs, leaves = recording.outputs, recording.leaves
-    values = []
-    for kind, a, b in plan.params:
-        if kind == _GIVEN:
-            values.append(outputs[a]._value)
-        elif kind == _LEAF:
-            values.append(leaves[a][1])
-        else:
-            values.append(gather(recording, ((kind, a, b),), targets, output_gradients)[1][0])
-    return plan.compiled.backward(*values)
+    return Plan(low, compiled_for(low), len(sources))
 
 
 def backprop(

@@ -138,33 +138,55 @@ class GradientTape:
     # -- recording (called by tensor.apply) ---------------------------------------------------
     def _record(self, fn, args, kwargs, inputs, values, result):
         """Append the call to the recording if an input is tracked (this is the hot path:
-        every operation on a Tensor under an active tape comes through here)."""
+        every operation on a Tensor under an active tape comes through here; the node
+        layout is `lowering.Recording`'s)."""
         recording = self._recording
         tracked = recording.tracked
         hit = False
         refs = []
-        for x in inputs:
+        for x in inputs:  # x._value is still the value the call read
             ref = tracked.get(id(x))
             if ref is not None:
                 hit = True
+                if ref < 0 and recording.leaf_values[-1 - ref] is not x._value:
+                    ref = recording.leaf(x, x._value, tracked)  # a Variable assigned since
             elif x.__class__ is Variable and self._watch_accessed and x._trainable:
                 if x._value.dtype.kind in "fc":
-                    recording.watch(x)
                     self._variables[id(x)] = x
+                    ref = recording.leaf(x, x._value, tracked)
                     hit = True
             refs.append(ref)
         if not hit:
             return
-        if _nondiff_cache[0] != registry.version:
+        if registry.version != _nondifferentiable_version:
             _refresh_nondifferentiable()
-        if fn in _nondiff_cache[1]:
+        if fn in _nondifferentiable:
             return
-        for i, ref in enumerate(refs):
-            if ref is None or ref < 0:  # not a recorded result: a leaf
-                refs[i] = recording.leaf(inputs[i], values[i])
+        if None in refs:  # untracked inputs: constants of the recording
+            constants = recording.constants
+            for i, ref in enumerate(refs):
+                if ref is None:
+                    x = inputs[i]
+                    ref = constants.get(id(x))
+                    if ref is None or recording.leaf_values[-1 - ref] is not x._value:
+                        ref = recording.leaf(x, x._value, constants)
+                    refs[i] = ref
         if result.__class__ is Tensor:
             if result._value.dtype.kind in "fc":
-                recording.add(fn, args, kwargs, inputs, values, refs, result, None)
+                outputs = recording.outputs
+                first = len(outputs)
+                outputs.append(result)
+                tracked[id(result)] = first
+                if args is inputs:  # the binary fast path: two Tensors, nothing static
+                    sig, constants = fn, ()
+                else:
+                    sig, constants = lowering.signature(fn, args, kwargs)
+                recording.keys.append((sig, tuple(refs)))
+                recording.nodes.append(
+                    (fn, args, kwargs, inputs, values, result, refs, first, 1, constants)
+                )
+                if fn.__class__ is lowering.CustomCall:
+                    recording.has_custom = True
             return
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         outs = [o for o in outputs if isinstance(o, Tensor)]
@@ -214,35 +236,53 @@ class GradientTape:
         targets = _flatten(target, "gradient", "target")
         flat_sources = _flatten(sources, "gradient", "sources")
         for s in flat_sources:
-            if not isinstance(s, Tensor):
-                raise TypeError(
-                    f"GradientTape.gradient: sources must be Tensors or Variables; got "
-                    f"{type(s).__name__}"
-                )
-        ogs = _output_gradients(output_gradients, target, targets)
+            if s.__class__ is not Tensor and s.__class__ is not Variable:
+                if not isinstance(s, Tensor):
+                    raise TypeError(
+                        f"GradientTape.gradient: sources must be Tensors or Variables; got "
+                        f"{type(s).__name__}"
+                    )
+        if output_gradients is None:
+            ogs = [None] * len(targets)
+        else:
+            ogs = _output_gradients(output_gradients, target, targets)
         self._start_call("gradient")
         try:
             grads = self._gradients(targets, ogs, flat_sources)
-            grads = [_finish(g, s, unconnected) for g, s in zip(grads, flat_sources, strict=True)]
-            return _unflatten(sources, iter(grads))
+            finished = []
+            for g, s in zip(grads, flat_sources, strict=True):
+                finished.append(_finish(g, s, unconnected))
+            if sources.__class__ is list and len(sources) == len(finished):
+                if all(s is f for s, f in zip(sources, flat_sources, strict=True)):
+                    return finished  # a flat list (the common case)
+            return _unflatten(sources, iter(finished))
         finally:
-            self._finish_call()
+            if not self._persistent:
+                self._recording = lowering.Recording()
 
     def _gradients(self, targets, ogs, sources) -> list:
+        recording = self._recording
+        tracked = recording.tracked
         for t in targets:  # ``result = v0`` then gradient(result, v0): the target reads v0
-            if self._watch_accessed and isinstance(t, Variable) and t.trainable:
-                self._recording.watch(t)
-        tracked = self._recording.tracked
-        keep = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
-        picked = [sources[i] for i in keep]
-        connected = [(t, og) for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)]
-        grads = [None] * len(sources)
-        if not picked or not connected:
-            return grads
-        found = lowering.backprop(
-            self._recording, [t for t, _ in connected], [og for _, og in connected], picked, self
-        )
+            if t.__class__ is Variable and self._watch_accessed and t.trainable:
+                recording.watch(t)
+        picked, keep = [], []
+        for i, s in enumerate(sources):
+            if id(s) in tracked and s._value.dtype.kind in "fc":
+                picked.append(s)
+                keep.append(i)
+        for t in targets:
+            if not isinstance(t, Tensor):
+                ogs = [og for t, og in zip(targets, ogs, strict=True) if isinstance(t, Tensor)]
+                targets = [t for t in targets if isinstance(t, Tensor)]
+                break
+        if not picked or not targets:
+            return [None] * len(sources)
+        found = lowering.backprop(recording, targets, ogs, picked, self)
         self._last_adjoint = lowering.last_adjoint
+        if len(keep) == len(sources):
+            return found
+        grads = [None] * len(sources)
         for i, g in zip(keep, found, strict=True):
             grads[i] = g
         return grads
@@ -313,20 +353,31 @@ class GradientTape:
             self._finish_call()
 
 
-_nondiff_cache: list = [-1, frozenset()]  # registry version, primitives without a gradient
+_nondifferentiable: frozenset = frozenset()  # primitives registered without a gradient
+_nondifferentiable_version = -1  # the registry version it was built for
 
 
 def _refresh_nondifferentiable() -> None:
-    """Rebuild the set of primitives registered as carrying no gradient (after the registry
-    changed)."""
-    _nondiff_cache[1] = frozenset(r.primitive for r in registry if not r.differentiable)
-    _nondiff_cache[0] = registry.version
+    """Rebuild `_nondifferentiable` (after the registry changed)."""
+    global _nondifferentiable, _nondifferentiable_version
+    _nondifferentiable = frozenset(r.primitive for r in registry if not r.differentiable)
+    _nondifferentiable_version = registry.version
 
 
 # -- structures and results -----------------------------------------------------------------------
 
 
 def _flatten(structure, method: str, argument: str) -> list:
+    cls = structure.__class__
+    if cls is Tensor or cls is Variable:
+        return [structure]
+    if cls is list or cls is tuple:  # the common case: a flat list of Tensors or Variables
+        flat = list(structure)
+        for item in flat:
+            if item.__class__ is not Tensor and item.__class__ is not Variable:
+                break
+        else:
+            return flat
     if isinstance(structure, dict):
         return [x for key in structure for x in _flatten(structure[key], method, argument)]
     if isinstance(structure, (list, tuple)):
@@ -337,6 +388,9 @@ def _flatten(structure, method: str, argument: str) -> list:
 
 
 def _unflatten(structure, values):
+    cls = structure.__class__
+    if cls is Tensor or cls is Variable:
+        return next(values)
     if isinstance(structure, dict):
         return {key: _unflatten(structure[key], values) for key in structure}
     if isinstance(structure, (list, tuple)):
@@ -346,6 +400,8 @@ def _unflatten(structure, values):
 
 
 def _unconnected(value) -> UnconnectedGradients:
+    if value.__class__ is UnconnectedGradients:
+        return value
     try:
         if isinstance(value, UnconnectedGradients):
             return value
@@ -384,6 +440,10 @@ def _output_gradients(output_gradients, target, targets) -> list:
 
 def _finish(g, source: Tensor, unconnected: UnconnectedGradients):
     """A gradient as a Tensor of the source's shape and dtype (or None / zeros)."""
+    if g.__class__ is np.ndarray:
+        value = source._value
+        if g.shape == value.shape and g.dtype == value.dtype:
+            return wrap(g)
     if g is None:
         if unconnected is UnconnectedGradients.ZERO:
             return wrap(np.zeros_like(source._value))

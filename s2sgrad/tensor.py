@@ -48,7 +48,7 @@ class Tensor:
 
     @property
     def shape(self) -> tuple:
-        return np.shape(self._value)
+        return self._value.shape
 
     @property
     def dtype(self) -> np.dtype:
@@ -56,11 +56,11 @@ class Tensor:
 
     @property
     def ndim(self) -> int:
-        return np.ndim(self._value)
+        return self._value.ndim
 
     @property
     def size(self) -> int:
-        return np.size(self._value)
+        return self._value.size
 
     def __array__(self, dtype=None, copy=None):
         value = np.asarray(self._value)
@@ -121,52 +121,52 @@ class Tensor:
 
     # -- operators ------------------------------------------------------------------------------
     def __add__(self, other):
-        return _operator(operator.add, self, other)
+        return _binary(operator.add, self, other)
 
     def __radd__(self, other):
-        return _operator(operator.add, other, self)
+        return _binary(operator.add, other, self)
 
     def __sub__(self, other):
-        return _operator(operator.sub, self, other)
+        return _binary(operator.sub, self, other)
 
     def __rsub__(self, other):
-        return _operator(operator.sub, other, self)
+        return _binary(operator.sub, other, self)
 
     def __mul__(self, other):
-        return _operator(operator.mul, self, other)
+        return _binary(operator.mul, self, other)
 
     def __rmul__(self, other):
-        return _operator(operator.mul, other, self)
+        return _binary(operator.mul, other, self)
 
     def __truediv__(self, other):
-        return _operator(operator.truediv, self, other)
+        return _binary(operator.truediv, self, other)
 
     def __rtruediv__(self, other):
-        return _operator(operator.truediv, other, self)
+        return _binary(operator.truediv, other, self)
 
     def __floordiv__(self, other):
-        return _operator(operator.floordiv, self, other)
+        return _binary(operator.floordiv, self, other)
 
     def __rfloordiv__(self, other):
-        return _operator(operator.floordiv, other, self)
+        return _binary(operator.floordiv, other, self)
 
     def __mod__(self, other):
-        return _operator(operator.mod, self, other)
+        return _binary(operator.mod, self, other)
 
     def __rmod__(self, other):
-        return _operator(operator.mod, other, self)
+        return _binary(operator.mod, other, self)
 
     def __pow__(self, other):
-        return _operator(operator.pow, self, other)
+        return _binary(operator.pow, self, other)
 
     def __rpow__(self, other):
-        return _operator(operator.pow, other, self)
+        return _binary(operator.pow, other, self)
 
     def __matmul__(self, other):
-        return _operator(operator.matmul, self, other)
+        return _binary(operator.matmul, self, other)
 
     def __rmatmul__(self, other):
-        return _operator(operator.matmul, other, self)
+        return _binary(operator.matmul, other, self)
 
     def __neg__(self):
         return apply(operator.neg, (self,))
@@ -178,22 +178,22 @@ class Tensor:
         return apply(np.absolute, (self,))
 
     def __lt__(self, other):
-        return _operator(operator.lt, self, other)
+        return _binary(operator.lt, self, other)
 
     def __le__(self, other):
-        return _operator(operator.le, self, other)
+        return _binary(operator.le, self, other)
 
     def __gt__(self, other):
-        return _operator(operator.gt, self, other)
+        return _binary(operator.gt, self, other)
 
     def __ge__(self, other):
-        return _operator(operator.ge, self, other)
+        return _binary(operator.ge, self, other)
 
     def __eq__(self, other):
-        return _operator(operator.eq, self, other)
+        return _binary(operator.eq, self, other)
 
     def __ne__(self, other):
-        return _operator(operator.ne, self, other)
+        return _binary(operator.ne, self, other)
 
     def __getitem__(self, index):
         return apply(operator.getitem, (self, _plain_index(index)))
@@ -455,15 +455,6 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     return result
 
 
-def _operator(fn, a, b):
-    """An operator: a Python list operand is an array (``x * [3.0, 4.0]``), as in NumPy."""
-    if a.__class__ is list or a.__class__ is tuple:
-        a = np.asarray(a)
-    elif b.__class__ is list or b.__class__ is tuple:
-        b = np.asarray(b)
-    return _binary(fn, a, b)
-
-
 def _binary(fn, a, b):
     """`fn(a, b)` with a Tensor operand: the hot path of every operator and binary ufunc."""
     ca, cb = a.__class__, b.__class__
@@ -472,14 +463,14 @@ def _binary(fn, a, b):
         if cb is Tensor or cb is Variable:
             vb = b._value
             inputs = values = None
-        elif (cb is list or cb is tuple) or isinstance(b, Tensor):
-            return _apply_general(fn, (a, b), None)
+        elif cb is list or cb is tuple or isinstance(b, Tensor):
+            return _unusual_binary(fn, a, b)
         else:
             vb = b
             inputs, values = (a,), (va,)
     elif cb is Tensor or cb is Variable:
-        if (ca is list or ca is tuple) or isinstance(a, Tensor):
-            return _apply_general(fn, (a, b), None)
+        if ca is list or ca is tuple or isinstance(a, Tensor):
+            return _unusual_binary(fn, a, b)
         va, vb = a, b._value
         inputs, values = (b,), (vb,)
     else:
@@ -491,11 +482,32 @@ def _binary(fn, a, b):
     else:
         result = _wrap(out)
     if recording:
+        args = (a, b)
         if inputs is None:
-            inputs, values = (a, b), (va, vb)
+            inputs, values = args, (va, vb)
         for tape in recording:
-            tape._record(fn, (a, b), None, inputs, values, result)
+            tape._record(fn, args, None, inputs, values, result)
     return result
+
+
+_OPERATORS = frozenset(
+    {
+        *(operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv),
+        *(operator.mod, operator.pow, operator.matmul, operator.lt, operator.le, operator.gt),
+        *(operator.ge, operator.eq, operator.ne),
+    }
+)
+
+
+def _unusual_binary(fn, a, b):
+    """A list or tuple operand, or a subclass of Tensor. For an operator, a list operand is
+    an array (``x * [3.0, 4.0]``), as in NumPy; other functions get it as written."""
+    if fn in _OPERATORS:
+        if a.__class__ is list or a.__class__ is tuple:
+            return _binary(fn, np.asarray(a), b)
+        if b.__class__ is list or b.__class__ is tuple:
+            return _binary(fn, a, np.asarray(b))
+    return _apply_general(fn, (a, b), None)
 
 
 def _wrap(out):
