@@ -24,6 +24,7 @@ import types
 import numpy as np
 
 from s2sgrad.runtime import identity_directions
+from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
 from .dispatch import CompiledGradient
@@ -88,6 +89,45 @@ def batched_jvp(f, args: tuple, name: str, directions: np.ndarray):
     fn = concrete(f, args)
     compiled = forward_transform(fn, (name,), batched=True)
     return compiled.function_for(*args)(*args, directions)
+
+
+def diagonal_jacobian(f, args: tuple, name: str, index: int):
+    """The Jacobian of an elementwise function of argument `name` (see `_is_elementwise`)
+    from one unbatched tangent sweep with every direction at once (the ones vector), or None
+    when `f` is not elementwise in it or its output has another shape than the argument.
+
+    Each output element depends only on the same element of the argument, so the Jacobian is
+    diagonal and its diagonal is the JVP along ones: n times less work than n directions.
+    """
+    fn = concrete(f, args)
+    compiled = forward_transform(fn, (name,))
+    if not _is_elementwise(compiled):
+        return None
+    x = args[index]
+    if not (isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")):
+        return None
+    out, tangent = compiled.function_for(*args)(*args, np.ones_like(x))
+    if isinstance(out, (tuple, list, dict)) or np.shape(out) != np.shape(x):
+        return None
+    diagonal = np.ravel(np.broadcast_to(tangent, np.shape(x)))
+    return np.diag(diagonal).reshape(np.shape(x) * 2)
+
+
+def _is_elementwise(compiled) -> bool:
+    """Every operation on the way from the differentiated argument to the output is an
+    elementwise primitive or a copy: no reduction, indexing, container or user call mixes
+    elements. (Cached on the compiled transform: a property of the code, not the values.)"""
+    cached = getattr(compiled, "_elementwise", None)
+    if cached is None:
+        activity = compiled.analysis.activity
+        cached = all(
+            op.primitive is COPY
+            or (op.rule is not None and op.rule.elementwise and op.index is None and not op.user)
+            for _, op in activity.operations
+            if any(t in activity.active for t in op.targets)
+        )
+        compiled._elementwise = cached
+    return cached
 
 
 def forward_jacobian(f, args: tuple, name: str, index: int):
@@ -175,6 +215,10 @@ def jacobian(f, wrt=0, mode="reverse"):
             if mode == "auto":
                 out_size = np.size(concrete(f, values)(*values))
                 chosen = "forward" if np.size(values[index]) < out_size else "reverse"
+            diagonal = diagonal_jacobian(f, values, name, index)
+            if diagonal is not None:
+                results.append(diagonal)
+                continue
             build = forward_jacobian if chosen == "forward" else reverse_jacobian
             results.append(build(f, values, name, index))
         return tuple(results) if is_tuple else results[0]

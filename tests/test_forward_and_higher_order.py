@@ -250,3 +250,54 @@ def test_forward_over_forward_through_a_recursive_function():
     assert tangent == pytest.approx(np.linalg.det(A) * np.trace(np.linalg.solve(A, V)))
     want = (jvp_det(A + 1e-5 * V, V)[1] - jvp_det(A - 1e-5 * V, V)[1]) / 2e-5
     assert second == pytest.approx(want, rel=1e-6)
+
+
+DELTA = 0.3
+
+
+def shifted_sigmoid(x):
+    return 1 / (1 + np.exp(-(x + DELTA)))
+
+
+def elementwise_loop(x, n):
+    y = x
+    for _ in range(n):
+        y = np.where(y > 0.5, np.sin(y) * y, y**2 + 0.1)
+    return y
+
+
+def broadcast_to_rows(x):
+    return np.tanh(x * np.ones((2, 1)))  # elementwise, but each x[i] reaches two outputs
+
+
+def mixes_elements(x):
+    return np.sin(x) * np.sum(x)
+
+
+@pytest.mark.parametrize(
+    ("f", "args"),
+    [
+        (shifted_sigmoid, (np.linspace(-3.0, 3.0, 7),)),
+        (shifted_sigmoid, (0.4,)),
+        (shifted_sigmoid, (np.linspace(-1.0, 1.0, 6).reshape(2, 3),)),
+        (elementwise_loop, (np.array([0.15, 0.35, 0.45, 0.7, 0.95]), 3)),
+        (broadcast_to_rows, (np.linspace(-1.0, 1.0, 3),)),
+        (mixes_elements, (np.linspace(-1.0, 1.0, 4),)),
+    ],
+    ids=["sigmoid", "sigmoid-scalar", "sigmoid-matrix", "loop", "broadcast", "reduction"],
+)
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_jacobians_of_elementwise_and_other_functions_match_differences(f, args, mode):
+    """Elementwise functions take the diagonal shortcut; the others must not."""
+    x = args[0]
+    got = sg.jacobian(f, mode=mode)(*args)
+    out = f(*args)
+    assert np.shape(got) == np.shape(out) + np.shape(x)
+    columns = []
+    for k in range(np.size(x)):
+        e = np.zeros(np.size(x))
+        e[k] = 1e-6
+        step = e.reshape(np.shape(x)) if np.ndim(x) else float(e[0])
+        columns.append((f(x + step, *args[1:]) - f(x - step, *args[1:])) / 2e-6)
+    want = np.moveaxis(np.array(columns), 0, -1).reshape(np.shape(got))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
