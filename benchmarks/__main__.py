@@ -12,7 +12,7 @@ import numpy as np
 
 import s2sgrad as sg
 
-from . import first_call, others, tape
+from . import first_call, jacobians, others, tape
 from .cases import CASES, Case
 from .checks import Problem, check_call
 from .memory import format_bytes, peak_bytes
@@ -333,6 +333,8 @@ def main(argv=None) -> int:
     if not options.case:  # the GradientTape front door: benchmarks/tape.py
         print("\nGradientTape (python -m benchmarks.tape)\n")
         print(tape.table(settings))
+        print("\nJacobians and Hessians (python -m benchmarks.jacobians)\n")
+        print(jacobians.table(settings))
     notes = [note for row in rows for note in row.notes]
     if notes:
         print("\nProblems:\n" + "\n".join(f"  - {note}" for note in notes))
