@@ -32,15 +32,21 @@ def tape_jacobian(tape, target: Tensor, sources: list, batch: bool) -> list:
     result = [None] * len(sources)
     if not picked:
         return result
-    chosen = [sources[i] for i in picked]
+    distinct = {id(sources[i]): sources[i] for i in picked}  # a source given twice: once
+    chosen = list(distinct.values())
     found = _vectorized(tape, target, chosen)
     if found is None:
         found = _by_rows(tape, target, chosen)
+    by_id = dict(zip(distinct, found, strict=True))
+    found = [by_id[id(sources[i])] for i in picked]
     for i, j in zip(picked, found, strict=True):
         if j is not None and batch:
             j = _per_example(j, target, sources[i])
         result[i] = j
     return result
+
+
+_plans: dict[tuple, tuple | None] = {}  # plan key -> (origins, compiled, wrt sources)
 
 
 def _vectorized(tape, target, sources):
@@ -50,22 +56,35 @@ def _vectorized(tape, target, sources):
     recording = tape._recording
     if jacobian is None or recording.has_custom:
         return None
+    key = recording.plan_key([target], [None], sources)
+    if key not in _plans:
+        if len(_plans) >= 1024:
+            _plans.clear()
+        _plans[key] = _plan(recording, target, sources, jacobian)
+    plan = _plans[key]
+    if plan is None:  # no path from the sources to the target
+        return [None] * len(sources)
+    origins, compiled, wrt_sources = plan
+    objects, values = lowering.gather(recording, origins, [target], [None])
+    if lowering.watched_elsewhere(objects, tape):
+        return None
+    found = [None] * len(sources)
+    for index, j in zip(wrt_sources, compiled.jacobian(*values), strict=True):
+        found[index] = j if found[index] is None else found[index] + j
+    return [None if j is None else wrap(np.asarray(j)) for j in found]
+
+
+def _plan(recording, target, sources, jacobian):
     relevant = lowering.prune(recording, [target], sources)
     if not relevant and not any(target is s for s in sources):
-        return [None] * len(sources)
-    low = lowering.lower(recording, relevant, [target], [None], sources)
-    if lowering.watched_elsewhere(low.objects, tape):
         return None
+    low = lowering.lower(recording, relevant, [target], [None], sources)
     compiled = lowering.compiled_for(low)
     if compiled.jacobian is None:
         wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
         compiled.jacobian = jacobian(compiled.primal, wrt=wrt)
-    jacs = compiled.jacobian(*low.values)
-    found = [None] * len(sources)
     wrt_sources = [low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"]
-    for index, j in zip(wrt_sources, jacs, strict=True):
-        found[index] = j if found[index] is None else found[index] + j
-    return [None if j is None else wrap(np.asarray(j)) for j in found]
+    return tuple(low.origins), compiled, wrt_sources
 
 
 def _by_rows(tape, target, sources):

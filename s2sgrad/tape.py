@@ -181,12 +181,12 @@ class GradientTape:
                     sig, constants = fn, ()
                 else:
                     sig, constants = lowering.signature(fn, args, kwargs)
+                    if fn.__class__ is lowering.CustomCall:
+                        recording.has_custom = True
                 recording.keys.append((sig, tuple(refs)))
                 recording.nodes.append(
                     (fn, args, kwargs, inputs, values, result, refs, first, 1, constants)
                 )
-                if fn.__class__ is lowering.CustomCall:
-                    recording.has_custom = True
             return
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         outs = [o for o in outputs if isinstance(o, Tensor)]
@@ -278,7 +278,13 @@ class GradientTape:
                 break
         if not picked or not targets:
             return [None] * len(sources)
-        found = lowering.backprop(recording, targets, ogs, picked, self)
+        distinct = {id(s): s for s in picked}
+        if len(distinct) == len(picked):
+            found = lowering.backprop(recording, targets, ogs, picked, self)
+        else:  # a source given twice gets its gradient twice
+            once = lowering.backprop(recording, targets, ogs, list(distinct.values()), self)
+            by_id = dict(zip(distinct, once, strict=True))
+            found = [by_id[id(s)] for s in picked]
         self._last_adjoint = lowering.last_adjoint
         if len(keep) == len(sources):
             return found

@@ -395,6 +395,8 @@ def _plain_index(index):
     return index
 
 
+_new = object.__new__  # a Tensor without __init__ (its value is set next)
+
 # -- applying a primitive -------------------------------------------------------------------------
 
 
@@ -477,7 +479,7 @@ def _binary(fn, a, b):
         return _apply_general(fn, (a, b), None)
     out = fn(va, vb)
     if out.__class__ is np.ndarray or isinstance(out, np.generic):
-        result = Tensor.__new__(Tensor)
+        result = _new(Tensor)
         result._value = out
     else:
         result = _wrap(out)

@@ -54,12 +54,18 @@ def drop_unread(funcdef: cst.FunctionDef) -> cst.FunctionDef:
     for line in funcdef.body.body:
         read_names(line, reads)
     read = frozenset(reads)
+
+    def kept(params) -> tuple:  # commas as libcst's default: between parameters only
+        return tuple(
+            p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in params if p.name.value in read
+        )
+
     params = funcdef.params
     return funcdef.with_changes(
         params=params.with_changes(
-            posonly_params=tuple(p for p in params.posonly_params if p.name.value in read),
-            params=tuple(p for p in params.params if p.name.value in read),
-            kwonly_params=tuple(p for p in params.kwonly_params if p.name.value in read),
+            posonly_params=kept(params.posonly_params),
+            params=kept(params.params),
+            kwonly_params=kept(params.kwonly_params),
         )
     )
 
@@ -99,4 +105,3 @@ def _check_single_assignment(lines, wanted: frozenset[str]) -> None:
     for name, count in counts.items():
         if count > 1:
             raise ValueError(f"given value {name!r} is assigned {count} times; at most once")
-
