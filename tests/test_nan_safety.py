@@ -173,12 +173,6 @@ def test_second_derivatives_of_the_masked_sqrt_where_selected():
     np.testing.assert_allclose(H, np.diag([-0.25 * 0.25**-1.5, -0.25 * 4.0**-1.5]), rtol=1e-14)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the forward rule derived from safe_divide's VJP (runtime/rules/helpers.py) "
-    "multiplies an infinite tangent by a zero result: -safe_divide(g * ans, y) is NaN there; "
-    "-safe_divide(safe_divide(ans, y), safe_divide(1.0, g)) is the same quotient and 0 there",
-)
 def test_second_derivatives_of_the_masked_sqrt_are_zero_where_masked():
     d2 = sg.grad(sg.grad(masked_sqrt_scalar))
     assert d2(-1.0) == 0.0

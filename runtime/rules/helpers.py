@@ -120,7 +120,9 @@ registry.linear(matmul_right, dot_adjoint_b, inner_adjoint_b, positions=(0, 1))
 
 @registry.vjp(safe_divide, elementwise=True)
 def safe_divide_(g, ans, x, y):
-    return safe_divide(g, y), -safe_divide(g * ans, y)
+    # -g * ans / y, written so that a zero g gives 0 even where ans / y is infinite (the
+    # masked branch of a NaN-safe rule, differentiated again)
+    return safe_divide(g, y), -safe_divide(safe_divide(ans, y), safe_divide(1.0, g))
 
 
 @registry.jvp(accumulate_at)
