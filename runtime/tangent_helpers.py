@@ -29,11 +29,13 @@ __all__ = [
     "batch_unbroadcast",
     "batch_unreduce",
     "broadcast_tangent",
+    "einsum_adjoint_tangent",
     "identity_directions",
     "lift_tangent",
     "map_examples",
     "matmul_tangent",
     "norm_axes",
+    "prod_of_others_tangent",
     "set_batch_item",
     "solve_jvp",
     "solve_tangent",
@@ -386,3 +388,72 @@ def batch_matmul_right(tg, tx, g, x, y):
             part = np.swapaxes(tx, -1, -2) @ g
         out = out + part
     return out
+
+
+def _batched(t, primal) -> bool:
+    return t is not None and np.ndim(t) > np.ndim(primal)
+
+
+def einsum_adjoint_tangent(tg, toperands, g, subscripts, operands, argnum, optimize=False):
+    """The tangent of ``einsum_adjoint(g, subscripts, operands, argnum)``, multilinear in `g`
+    and in every operand but the one whose adjoint it is (batched tangents one direction at
+    a time)."""
+    from .array_helpers import einsum_adjoint
+
+    def adjoint(g_, operands_):
+        return einsum_adjoint(g_, subscripts, operands_, argnum, optimize)
+
+    out = 0.0
+    if tg is not None:
+        if _batched(tg, g):
+            out = np.stack([adjoint(t, operands) for t in tg])
+        else:
+            out = adjoint(tg, operands)
+    for j, t in enumerate(toperands or ()):
+        if j == argnum - 1 or t is None:
+            continue
+        directions = t if _batched(t, operands[j]) else [t]
+        parts = [adjoint(g, [*operands[:j], d, *operands[j + 1 :]]) for d in directions]
+        out = out + (np.stack(parts) if _batched(t, operands[j]) else parts[0])
+    return out
+
+
+def prod_of_others_tangent(t, a, axis=None):
+    """The tangent of ``prod_of_others(a, axis)`` (for each element, the product of the
+    others in its slice): exact with zeros in the slice, by differentiating the two
+    exclusive cumulative products it is built from, one step along the slice at a time."""
+    from .array_helpers import _axes
+
+    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    batched = _batched(t, a)
+    t = np.asarray(t, dtype=a.dtype)
+    if not batched:
+        t = t[np.newaxis]
+    t = np.broadcast_to(t, (t.shape[0], *a.shape))
+    axes = _axes(axis, a.ndim)
+    if not axes:
+        out = np.zeros_like(t)
+        return out if batched else out[0]
+    ends = tuple(range(a.ndim - len(axes), a.ndim))
+    moved = np.moveaxis(a, axes, ends)
+    flat = moved.reshape(*moved.shape[: a.ndim - len(axes)], -1)
+    tmoved = np.moveaxis(t, [x + 1 for x in axes], [x + 1 for x in ends])
+    tflat = tmoved.reshape(t.shape[0], *flat.shape)
+    n = flat.shape[-1]
+    before = np.ones_like(flat)  # product of the elements before each one
+    tbefore = np.zeros_like(tflat)
+    for k in range(1, n):
+        before[..., k] = before[..., k - 1] * flat[..., k - 1]
+        tbefore[..., k] = (
+            tbefore[..., k - 1] * flat[..., k - 1] + before[..., k - 1] * tflat[..., k - 1]
+        )
+    after = np.ones_like(flat)  # product of the elements after each one
+    tafter = np.zeros_like(tflat)
+    for k in range(n - 2, -1, -1):
+        after[..., k] = after[..., k + 1] * flat[..., k + 1]
+        tafter[..., k] = (
+            tafter[..., k + 1] * flat[..., k + 1] + after[..., k + 1] * tflat[..., k + 1]
+        )
+    tothers = (tbefore * after + before * tafter).reshape(tmoved.shape)
+    out = np.moveaxis(tothers, [x + 1 for x in ends], [x + 1 for x in axes])
+    return out if batched else out[0]

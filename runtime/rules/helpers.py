@@ -30,10 +30,12 @@ from ..array_helpers import (
     delete_adjoint,
     dot_adjoint_a,
     dot_adjoint_b,
+    einsum_adjoint,
     extremum_weights,
     inner_adjoint_a,
     inner_adjoint_b,
     invert_axes,
+    prod_of_others,
     reverse_cumsum,
     safe_divide,
     split_like,
@@ -58,9 +60,11 @@ from ..tangent_helpers import (
     batch_unbroadcast,
     batch_unreduce,
     broadcast_tangent,
+    einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
     norm_axes,
+    prod_of_others_tangent,
     tangent_sum,
     writable_tangent,
     zero_tangent,
@@ -138,6 +142,18 @@ def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
     return part(tangents[0], key)  # a container's tangent holds batched tangents by key
+
+
+@registry.jvp(einsum_adjoint)
+def einsum_adjoint_(tangents, ans, g, subscripts, operands, argnum, optimize=False):
+    return einsum_adjoint_tangent(
+        tangents[0], tangents[2], g, subscripts, operands, argnum, optimize
+    )
+
+
+@registry.jvp(prod_of_others)
+def prod_of_others_(tangents, ans, a, axis=None):
+    return prod_of_others_tangent(tangents[0], a, axis)
 
 
 @registry.batched(matmul_left)
