@@ -177,7 +177,7 @@ class GradientTape:
                 first = len(outputs)
                 outputs.append(result)
                 tracked[id(result)] = first
-                if args is inputs:  # the binary fast path: two Tensors, nothing static
+                if args is inputs:  # the fast paths: only Tensor arguments, nothing static
                     sig, constants = fn, ()
                 else:
                     sig, constants = lowering.signature(fn, args, kwargs)

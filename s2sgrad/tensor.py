@@ -110,6 +110,8 @@ class Tensor:
         if method == "__call__" and not kwargs:
             if len(inputs) == 2:
                 return _binary(ufunc, inputs[0], inputs[1])
+            if len(inputs) == 1:
+                return _unary(ufunc, inputs[0])
             return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
             raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
@@ -169,13 +171,13 @@ class Tensor:
         return _binary(operator.matmul, other, self)
 
     def __neg__(self):
-        return apply(operator.neg, (self,))
+        return _unary(operator.neg, self)
 
     def __pos__(self):
-        return apply(operator.pos, (self,))
+        return _unary(operator.pos, self)
 
     def __abs__(self):
-        return apply(np.absolute, (self,))
+        return _unary(np.absolute, self)
 
     def __lt__(self, other):
         return _binary(operator.lt, self, other)
@@ -454,6 +456,24 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     if recording and inputs:
         for tape in recording:
             tape._record(fn, args, kwargs, inputs, values, result)
+    return result
+
+
+def _unary(fn, a):
+    """`fn(a)` for a Tensor `a`: unary ufuncs and operators."""
+    if a.__class__ is not Tensor and a.__class__ is not Variable:
+        return _apply_general(fn, (a,), None)
+    va = a._value
+    out = fn(va)
+    if out.__class__ is np.ndarray or isinstance(out, np.generic):
+        result = _new(Tensor)
+        result._value = out
+    else:
+        result = _wrap(out)
+    if recording:
+        args = (a,)
+        for tape in recording:
+            tape._record(fn, args, None, args, (va,), result)
     return result
 
 
