@@ -38,7 +38,9 @@ __all__ = [
     "prod_of_others_tangent",
     "set_batch_item",
     "solve_jvp",
+    "solve_jvp_tangent",
     "solve_tangent",
+    "solve_transposed_tangent",
     "tangent_sum",
     "writable_tangent",
     "zero_tangent",
@@ -457,3 +459,34 @@ def prod_of_others_tangent(t, a, axis=None):
     tothers = (tbefore * after + before * tafter).reshape(tmoved.shape)
     out = np.moveaxis(tothers, [x + 1 for x in ends], [x + 1 for x in axes])
     return out if batched else out[0]
+
+
+def solve_jvp_tangent(t_ta, t_tb, t_a, t_x, ta, a, b, x, out):
+    """The tangent of ``out = solve_jvp(ta, tb, a, b, x)``, which is ``solve(a, tb - ta @ x)``:
+    linear in ``ta, tb`` jointly, bilinear in ``ta`` and ``x``, and ``d solve(a, r) =
+    -solve(a, da @ solve(a, r))`` in `a` (None: no tangent)."""
+    total = 0.0
+    if t_ta is not None or t_tb is not None:
+        total = total + solve_jvp(t_ta, t_tb, a, b, x)
+    if ta is not None and t_x is not None:
+        total = total + solve_jvp(ta, None, a, b, t_x)
+    if t_a is not None:
+        total = total + solve_jvp(t_a, None, a, b, out)
+    return total
+
+
+def solve_transposed_tangent(t_a, t_g, a, g, b, out):
+    """The tangent of ``out = solve_transposed(a, g, b)``, which is ``solve(a^T, g)``:
+    ``solve(a^T, dg - da^T @ out)`` (None: no tangent)."""
+    from .array_helpers import _solves_vector, solve_transposed
+
+    if t_a is None and t_g is None:
+        return 0.0
+    rhs = 0.0 if t_g is None else t_g
+    if t_a is not None:
+        transposed = np.swapaxes(t_a, -1, -2)
+        if _solves_vector(a, b):
+            rhs = rhs - (transposed @ np.asarray(out)[..., None])[..., 0]
+        else:
+            rhs = rhs - transposed @ out
+    return solve_transposed(a, rhs, b)

@@ -24,7 +24,6 @@ _NO_FORWARD_RULE = "second order: no forward rule for the helper {} (runtime/rul
 # rule-table primitives whose second-order check fails, and why (observed: LookupError when
 # forward mode differentiates the generated derivative code)
 RULE_GAPS: dict[object, str] = {
-    np.linalg.solve: _NO_FORWARD_RULE.format("solve_jvp"),
     np.linalg.norm: _NO_FORWARD_RULE.format("norm_adjoint"),
 }
 # control-flow programs failing here beyond the lists of test_forward_and_higher_order

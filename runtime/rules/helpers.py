@@ -38,6 +38,8 @@ from ..array_helpers import (
     prod_of_others,
     reverse_cumsum,
     safe_divide,
+    solve_adjoint_a,
+    solve_transposed,
     split_like,
     trace_adjoint,
     unstack,
@@ -65,6 +67,9 @@ from ..tangent_helpers import (
     lift_tangent,
     norm_axes,
     prod_of_others_tangent,
+    solve_jvp,
+    solve_jvp_tangent,
+    solve_transposed_tangent,
     tangent_sum,
     writable_tangent,
     zero_tangent,
@@ -118,6 +123,7 @@ registry.linear(
     batch_concatenate,
 )
 registry.linear(accumulate_at, positions=(0, 2))
+registry.linear(solve_adjoint_a, positions=(0, 1))
 registry.linear(matmul_left, dot_adjoint_a, inner_adjoint_a, positions=(0, 2))
 registry.linear(matmul_right, dot_adjoint_b, inner_adjoint_b, positions=(0, 1))
 
@@ -154,6 +160,16 @@ def einsum_adjoint_(tangents, ans, g, subscripts, operands, argnum, optimize=Fal
 @registry.jvp(prod_of_others)
 def prod_of_others_(tangents, ans, a, axis=None):
     return prod_of_others_tangent(tangents[0], a, axis)
+
+
+@registry.jvp(solve_jvp)
+def solve_jvp_(tangents, ans, ta, tb, a, b, x):
+    return solve_jvp_tangent(tangents[0], tangents[1], tangents[2], tangents[4], ta, a, b, x, ans)
+
+
+@registry.jvp(solve_transposed)
+def solve_transposed_(tangents, ans, a, g, b):
+    return solve_transposed_tangent(tangents[0], tangents[1], a, g, b, ans)
 
 
 @registry.batched(matmul_left)
