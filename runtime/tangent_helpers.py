@@ -34,6 +34,7 @@ __all__ = [
     "lift_tangent",
     "map_examples",
     "matmul_tangent",
+    "norm_adjoint_tangent",
     "norm_axes",
     "prod_of_others_tangent",
     "set_batch_item",
@@ -490,3 +491,46 @@ def solve_transposed_tangent(t_a, t_g, a, g, b, out):
         else:
             rhs = rhs - transposed @ out
     return solve_transposed(a, rhs, b)
+
+
+def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=False):
+    """The tangent of ``norm_adjoint(g, ans, x, ord, axis, keepdims)`` (``g * D`` with ``D =
+    d norm / d x``) for the norms whose derivative is smooth where the norm is not 0: vector
+    norms of any real ``ord`` and the Frobenius norm. Piecewise-linear norms (``ord`` 0, 1,
+    inf; induced 1 and inf) have a locally constant ``D``. The nuclear and spectral norms
+    raise LookupError: their second derivative needs the SVD's."""
+    from .adjoint_helpers import unreduce
+    from .array_helpers import _vector_norm_derivative, norm_adjoint, safe_divide
+
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    matrix = (axis is None and ord is not None and x.ndim == 2) or (
+        axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
+    )
+    if matrix and ord in ("nuc", 2, -2):
+        raise LookupError(f"no second derivative registered for np.linalg.norm, ord={ord!r}")
+    axes = tuple(range(x.ndim)) if axis is None and ord is not None else axis
+
+    def expanded(t, primal):  # a reduced value (or its tangent) broadcast against x
+        if _batched(t, primal):
+            return np.stack([unreduce(d, x, axes, keepdims) for d in t])
+        return unreduce(t, x, axes, keepdims)
+
+    total = 0.0
+    if tg is not None:  # linear in g
+        if _batched(tg, g):
+            total = np.stack([norm_adjoint(d, ans, x, ord, axis, keepdims) for d in tg])
+        else:
+            total = norm_adjoint(tg, ans, x, ord, axis, keepdims)
+    p = 2.0 if ord in (None, "fro") else ord
+    if matrix and ord not in (None, "fro"):
+        return total  # induced 1- and inf-norms: D is locally constant
+    if not matrix and (p in (0, 1) or np.isinf(p)):
+        return total
+    norm = unreduce(ans, x, axes, keepdims)
+    D = safe_divide(x, norm) if p == 2 else _vector_norm_derivative(x, norm, p, axes)
+    dD = 0.0  # D = sign(x) |x|^(p-1) / norm^(p-1): (p-1) D (dx / x - dnorm / norm)
+    if tx is not None:
+        dD = dD + (safe_divide(tx, norm) if p == 2 else (p - 1) * safe_divide(D * tx, x))
+    if tans is not None:
+        dD = dD - (p - 1) * safe_divide(D * expanded(tans, ans), norm)
+    return total + unreduce(g, x, axes, keepdims) * dD

@@ -35,6 +35,7 @@ from ..array_helpers import (
     inner_adjoint_a,
     inner_adjoint_b,
     invert_axes,
+    norm_adjoint,
     prod_of_others,
     reverse_cumsum,
     safe_divide,
@@ -65,6 +66,7 @@ from ..tangent_helpers import (
     einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
+    norm_adjoint_tangent,
     norm_axes,
     prod_of_others_tangent,
     solve_jvp,
@@ -170,6 +172,13 @@ def solve_jvp_(tangents, ans, ta, tb, a, b, x):
 @registry.jvp(solve_transposed)
 def solve_transposed_(tangents, ans, a, g, b):
     return solve_transposed_tangent(tangents[0], tangents[1], a, g, b, ans)
+
+
+@registry.jvp(norm_adjoint)
+def norm_adjoint_(tangents, ans, g, norm, x, ord=None, axis=None, keepdims=False):
+    return norm_adjoint_tangent(
+        tangents[0], tangents[1], tangents[2], g, norm, x, ord, axis, keepdims
+    )
 
 
 @registry.batched(matmul_left)
