@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+import operator
 from collections.abc import Mapping
 
 import libcst as cst
@@ -40,6 +41,7 @@ class ShapeTokens:
         self._first: dict[object, str] = {}
         self._namespace = namespace
         self._fresh = itertools.count()
+        self._token_ndims: dict[object, int] = {}  # symbols whose rank is known
 
     def of(self, expr: cst.BaseExpression) -> object:
         if isinstance(expr, cst.Name) and expr.value in self._tokens:
@@ -63,12 +65,14 @@ class ShapeTokens:
         return expr
 
     def ndim(self, expr: cst.BaseExpression) -> int | None:
-        """The number of dimensions of `expr` when known (array parameters, numbers)."""
-        if self.is_scalar(expr):
-            return 0
-        if isinstance(expr, cst.Name):
-            return self.ndims.get(expr.value)
-        return None
+        """The number of dimensions of `expr` when known (array parameters, numbers, NumPy
+        constants, and values computed from them by the primitives `_result_ndim` knows)."""
+        token = self.of(expr)
+        if token[0] == "shape":
+            return len(token[1])
+        if isinstance(expr, cst.Name) and expr.value in self.ndims:
+            return self.ndims[expr.value]
+        return self._token_ndims.get(token)
 
     def is_integer_index(self, element: cst.SubscriptElement) -> bool:
         """A subscript element that picks one position: an integer literal or a number."""
@@ -137,14 +141,18 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims):
     """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
     symbols = itertools.count()
     tokens: dict[str, object] = {}
+    ranks: dict[object, int] = {}
     for param in nf.params:
         scalar = param in scalar_params or array_ndims.get(param) == 0
         tokens[param] = SCALAR if scalar else ("symbol", next(symbols))
+        if param in array_ndims:
+            ranks[tokens[param]] = array_ndims[param]
     for target in _loop_targets(nf.funcdef.body.body):
         tokens[target] = SCALAR  # loops run over ranges
     for name in unknown:
         tokens[name] = ("symbol", next(symbols))
     shapes = ShapeTokens(tokens, namespace, array_ndims)
+    shapes._token_ndims = ranks
     disagreeing: set[str] = set()
     for _, op in activity.operations:
         if op.primitive in (SETITEM, APPEND) or op.name == "list.pop":
@@ -158,6 +166,10 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims):
             if target in tokens and tokens[target] != new:
                 new = ("symbol", next(symbols))  # assignments disagree
                 disagreeing.add(target)
+            elif len(op.targets) == 1 and new[0] == "symbol" and new not in ranks:
+                rank = _result_ndim(op, shapes)
+                if rank is not None:
+                    ranks[new] = rank
             tokens[target] = new
     return shapes, disagreeing
 
@@ -172,6 +184,25 @@ def _loop_targets(lines) -> list[str]:
         if isinstance(line, cst.If) and line.orelse is not None:
             targets += _loop_targets(line.orelse.body.body)
     return targets
+
+
+_MATMUL = (operator.matmul, np.matmul, np.dot)
+
+
+def _result_ndim(op: Operation, shapes: ShapeTokens) -> int | None:
+    """The rank of `op`'s result when its arguments' ranks are known: elementwise primitives
+    (the largest), ``@``/``matmul``/``dot`` of vectors and matrices."""
+    rule = op.rule
+    if rule is None or op.index is not None:
+        return None
+    ranks = [shapes.ndim(arg) for arg in op.args if not _is_none(arg)]
+    if None in ranks or not ranks:
+        return None
+    if rule.elementwise:
+        return max(ranks)
+    if op.primitive in _MATMUL and len(ranks) == 2 and max(ranks) <= 2:
+        return max(ranks) + min(ranks) - 2 if min(ranks) == 1 else 2 if ranks == [2, 2] else None
+    return None
 
 
 def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
@@ -196,6 +227,8 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
         return None
     if rule.reduction and _reduces_everything(op):
         return SCALAR
+    if op.primitive in _MATMUL and _result_ndim(op, shapes) == 0:
+        return SCALAR  # vector @ vector
     return None
 
 
