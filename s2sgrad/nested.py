@@ -9,6 +9,10 @@ Tensor arguments, a helper that has a gradient rule of its own is recorded as on
 otherwise it runs on the Tensors and its NumPy calls are recorded one by one. Three helpers
 convert their argument with ``np.asarray`` (which would drop it from the tape), so this module
 gives Tensor-safe versions of them built from recorded NumPy calls.
+
+The adjoint of ``x[index]`` adds into a buffer in place (``dx[1:3] += g``, ``accumulate_at``),
+which no tape can record; on Tensors those raise `LookupError` rather than losing the second
+derivative without a word.
 """
 
 from __future__ import annotations
@@ -64,18 +68,40 @@ def _matmul_right(g, x, y):
     return runtime.unbroadcast(np.swapaxes(x, -1, -2) @ g, y)
 
 
-def _index_adjoint(g, x, index):
+def _no_scatter(*args):
     raise LookupError(
-        "no gradient registered for s2sgrad.runtime.index_adjoint: second derivatives through "
-        "indexing are not supported by nested tapes yet"
+        "second derivatives through indexing (x[...]) are not supported by nested tapes yet: "
+        "the backward code of x[...] adds into its adjoint in place, which no tape can record"
     )
+
+
+class _ScatterGuard(np.ndarray):
+    """The zeros `zero_adjoint` gives for a Tensor: adding a Tensor into them in place (what
+    the adjoint of ``x[index]`` does) would hide it from the tapes, so it raises instead."""
+
+    def __setitem__(self, index, value):
+        if isinstance(value, Tensor):
+            _no_scatter()
+        super().__setitem__(index, value)
+
+    def __iadd__(self, other):
+        if isinstance(other, Tensor):
+            _no_scatter()
+        return super().__iadd__(other)
+
+
+def _zero_adjoint(x):
+    return runtime.zero_adjoint(np.asarray(x)).view(_ScatterGuard)
 
 
 _SAFE = {
     "unreduce": _unreduce,
     "matmul_left": _matmul_left,
     "matmul_right": _matmul_right,
-    "index_adjoint": _index_adjoint,
+    "index_adjoint": _no_scatter,
+    "accumulate_at": _no_scatter,
+    "fresh_adjoint": _no_scatter,
+    "zero_adjoint": _zero_adjoint,
 }
 
 

@@ -196,3 +196,21 @@ def test_a_source_listed_twice_gets_its_gradient_twice():
     ja, jb = tape.jacobian(y, [x, x])
     np.testing.assert_allclose(ja.numpy(), np.diag(3 * x.numpy() ** 2))
     np.testing.assert_allclose(jb.numpy(), ja.numpy())
+
+
+@pytest.mark.parametrize("index", [slice(1, 3), [0, 2]], ids=["slice", "list"])
+def test_nested_tapes_through_indexing_raise_lookup_error(index):
+    """Not supported yet (the adjoint of x[...] scatters in place): a clear error, never a
+    silently missing second derivative."""
+    x = sg.Variable(np.array([0.5, 1.0, 2.0, 3.0]))
+    with pytest.raises(LookupError, match="indexing"):
+        with sg.GradientTape() as outer:
+            with sg.GradientTape() as inner:
+                y = np.sum(x[index] ** 3)
+            g = inner.gradient(y, x)
+        outer.gradient(np.sum(g), x)
+    with sg.GradientTape() as tape:  # first derivatives through indexing are fine
+        y = np.sum(x[index] ** 3)
+    expected = np.zeros(4)
+    expected[index] = 3 * x.numpy()[index] ** 2
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected)
