@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 import libcst as cst
 import numpy as np
+from s2sgrad.runtime import match_shape, matmul_left, matmul_right
 
 from .activity import Activity
 from .anf import NormalForm, is_literal
@@ -205,9 +206,17 @@ def _result_ndim(op: Operation, shapes: ShapeTokens) -> int | None:
     return None
 
 
+# helpers whose result has exactly the shape of one argument (their adjoint argument arrives
+# with the exact shape of the result it belongs to): helper -> that argument's position
+_SHAPED_LIKE = {match_shape: 1, matmul_left: 1, matmul_right: 2}
+
+
 def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
     if op.primitive is COPY or (op.name == "constant" and op.args):
         return shapes.of(op.args[0])
+    position = _SHAPED_LIKE.get(op.primitive) if callable(op.primitive) else None
+    if position is not None and len(op.args) > position:
+        return shapes.of(op.args[position])
     if op.index is not None:
         ndim = shapes.ndim(op.args[0])
         picks = all(shapes.is_integer_index(element) for element in op.index)
