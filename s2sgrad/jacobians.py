@@ -58,7 +58,7 @@ def _vectorized(tape, target, sources):
         return None
     key = recording.plan_key([target], [None], sources)
     if key not in _plans:
-        if len(_plans) >= 1024:
+        if len(_plans) >= lowering.PLAN_LIMIT:
             _plans.clear()
         _plans[key] = _plan(recording, target, sources, jacobian)
     plan = _plans[key]

@@ -58,7 +58,7 @@ _INFIX = {
 }
 _PREFIX = {operator.neg: "-", operator.pos: "+"}
 _LITERAL_TYPES = (bool, int, float, str, type(None))
-_PLAN_LIMIT = 4096  # plans kept before the plan cache starts over (compiled code is kept)
+PLAN_LIMIT = 256  # plans kept before the plan cache starts over (compiled code is kept)
 
 
 class CustomCall:
@@ -756,7 +756,7 @@ def region_gradients(recording: Recording, targets, output_gradients, sources, e
     key = recording.plan_key(targets, output_gradients, sources)
     plan = _plans.get(key)
     if plan is None:
-        if len(_plans) >= _PLAN_LIMIT:
+        if len(_plans) >= PLAN_LIMIT:
             _plans.clear()
         plan = _plans[key] = _plan(recording, targets, output_gradients, sources)
     if plan is _UNCONNECTED:
