@@ -109,6 +109,8 @@ def diagonal_jacobian(f, args: tuple, name: str, index: int):
     out, tangent = compiled.function_for(*args)(*args, np.ones_like(x))
     if isinstance(out, (tuple, list, dict)) or np.shape(out) != np.shape(x):
         return None
+    if np.ndim(x) == 1 and np.shape(tangent) == np.shape(x):
+        return np.diag(tangent)
     diagonal = np.ravel(np.broadcast_to(tangent, np.shape(x)))
     return np.diag(diagonal).reshape(np.shape(x) * 2)
 
