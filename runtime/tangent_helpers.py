@@ -325,15 +325,6 @@ def identity_directions(x):
     return np.eye(size, dtype=np.result_type(x, 1.0)).reshape((size, *shape))
 
 
-def _each_direction(helper, position, t, args):
-    args = list(args)
-    out = []
-    for direction in t:
-        args[position] = direction
-        out.append(helper(*args))
-    return np.stack(out)
-
-
 def batch_matmul_left(tg, ty, g, x, y):
     """The batched tangent of ``matmul_left(g, x, y)`` (the adjoint of `x` in ``x @ y``,
     bilinear in `g` and `y`) from batched tangents `tg`, `ty` (None: none), for operands of
@@ -344,14 +335,14 @@ def batch_matmul_left(tg, ty, g, x, y):
     out = 0.0
     if tg is not None:
         if xn > 2 or yn > 2:
-            out = _each_direction(matmul_left, 0, tg, (g, x, y))
+            out = map_examples(matmul_left, 0, (tg, x, y), {})
         elif yn == 1:
             out = np.expand_dims(tg, -1) * y  # (B,) or (B, k) times y
         else:
             out = tg @ np.swapaxes(y, -1, -2)
     if ty is not None:
         if xn > 2 or yn > 2:
-            part = _each_direction(matmul_left, 2, ty, (g, x, y))
+            part = map_examples(matmul_left, 2, (g, x, ty), {})
         elif xn == 1 and yn == 1:
             part = g * ty
         elif xn == 1:
@@ -373,7 +364,7 @@ def batch_matmul_right(tg, tx, g, x, y):
     out = 0.0
     if tg is not None:
         if xn > 2 or yn > 2:
-            out = _each_direction(matmul_right, 0, tg, (g, x, y))
+            out = map_examples(matmul_right, 0, (tg, x, y), {})
         elif xn == 1 and yn == 1:
             out = np.expand_dims(tg, -1) * x
         elif xn == 1:
@@ -382,7 +373,7 @@ def batch_matmul_right(tg, tx, g, x, y):
             out = tg @ x if yn == 1 else np.swapaxes(x, -1, -2) @ tg
     if tx is not None:
         if xn > 2 or yn > 2:
-            part = _each_direction(matmul_right, 1, tx, (g, x, y))
+            part = map_examples(matmul_right, 1, (g, tx, y), {})
         elif xn == 1 and yn == 1:
             part = g * tx
         elif xn == 1:
