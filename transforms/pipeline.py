@@ -32,23 +32,7 @@ from .parse import ParsedFunction, parse_function
 from .resolve import RESERVED, Resolution, resolve
 from .reverse import ReverseSpec, reverse
 from .shapes import infer_shapes
-
-
-@dataclasses.dataclass(frozen=True)
-class GradSpec:
-    """What `generate_gradient` builds: d(f)/d(wrt), optionally with the value."""
-
-    wrt: tuple[str, ...]
-    wrt_is_tuple: bool = False
-    with_value: bool = False
-    optimize: bool = True
-    simplify: bool = False
-    mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal
-    batched: bool = False  # forward mode: tangents carry a leading axis of directions
-    seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
-    # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
-    # recorded values); parameters the result never reads are dropped (see transforms/given.py)
-    given: tuple[str, ...] = ()
+from .spec import Generated, GradSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,13 +47,6 @@ class Analysis:
     namespace: dict
     namer: Namer
     spec: GradSpec
-    entry: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Generated:
-    source: str
-    function: types.FunctionType
     entry: str
 
 

@@ -1,0 +1,37 @@
+"""What the pipeline is asked to build (`GradSpec`) and what it hands back (`Generated`).
+
+Kept apart from `pipeline` because neither needs libcst: a process that finds a transform in
+the on-disk cache (`s2sgrad.disk_cache`) builds both without importing the compiler.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+
+
+@dataclasses.dataclass(frozen=True)
+class GradSpec:
+    """What `generate_gradient` builds: d(f)/d(wrt), optionally with the value."""
+
+    wrt: tuple[str, ...]
+    wrt_is_tuple: bool = False
+    with_value: bool = False
+    optimize: bool = True
+    simplify: bool = False
+    mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal
+    batched: bool = False  # forward mode: tangents carry a leading axis of directions
+    seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
+    # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
+    # recorded values); parameters the result never reads are dropped (see transforms/given.py)
+    given: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Generated:
+    """One compiled specialization: the module text (callees' modules appended for a
+    reader), its entry function and the entry's name."""
+
+    source: str
+    function: types.FunctionType
+    entry: str
