@@ -164,6 +164,12 @@ INDEXING = [
     Row(operator.getitem, (((3, 4),),), args=lambda x: (x, (slice(None), [1, 1, 3]))),
     Row(operator.getitem, (((3, 4),),), args=lambda x: (x, (Ellipsis, None, 2))),
     Row(operator.getitem, (((3, 4),),), args=lambda x: (x, MASK)),
+    # the adjoint of indexing, differentiated again (nested tapes): repeated rows add up
+    Row(
+        runtime.index_adjoint,
+        (((3, 3),),),
+        args=lambda g: (g, np.zeros((4, 3)), (np.array([0, 2, 0]), slice(None))),
+    ),
 ]
 
 AXES = (

@@ -137,6 +137,13 @@ def safe_divide_(g, ans, x, y):
     return safe_divide(g, y), -safe_divide(safe_divide(ans, y), safe_divide(1.0, g))
 
 
+@registry.vjp(index_adjoint)
+def index_adjoint_(g, ans, g_at, x, index):
+    # index_adjoint(g_at, x, index) scatters g_at into zeros shaped like x: its adjoint reads
+    # the same slots back (repeated indices were added, so each reads the same value)
+    return g[index], None, None
+
+
 @registry.jvp(accumulate_at)
 def accumulate_at_(tangents, ans, dx, index, g):
     return accumulate_tangent(tangents[0], index, tangents[2], dx)
