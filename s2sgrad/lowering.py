@@ -504,8 +504,9 @@ class _Renderer:
             return f"t{slot}"
         return _arg_name(self.low, -1 - slot)
 
-    def value(self, value, refs, consts, nested: bool = True) -> str:
-        """Mirrors `_pattern`: a Tensor's slot, a list of Tensors, or a static value."""
+    def value(self, value, refs, consts, nested: bool = True, subscript: bool = False) -> str:
+        """Mirrors `_pattern`: a Tensor's slot, a list of Tensors, or a static value (slices
+        as ``1:3`` in a `subscript`, as ``slice(1, 3, None)`` elsewhere)."""
         if isinstance(value, Tensor):
             return self.slot(next(refs))
         cls = value.__class__
@@ -514,11 +515,11 @@ class _Renderer:
             if cls is list:
                 return f"[{inner}]"
             return f"({inner}{',' if len(value) == 1 else ''})"
-        return self.static(value, consts)
+        return self.static(value, consts, subscript)
 
-    def static(self, value, consts) -> str:
+    def static(self, value, consts, subscript: bool = False) -> str:
         if _is_literal(value):
-            text = _literal_text(value)
+            text = _literal_text(value, subscript)
             return f"({text})" if text.startswith("-") else text
         if isinstance(value, (np.ndarray, np.generic)):
             return self.slot(next(consts))
@@ -541,14 +542,15 @@ class _Renderer:
         node, refs, consts, outs, is_tuple = item
         fn, args, kwargs = node[0], node[1], node[2]
         refs, consts = iter(refs), iter(consts)
-        parts = [self.value(a, refs, consts) for a in args]
+        getitem = fn is operator.getitem
+        parts = [self.value(a, refs, consts, True, getitem and i == 1) for i, a in enumerate(args)]
         if kwargs:
             parts += [f"{k}={self.value(v, refs, consts, False)}" for k, v in kwargs.items()]
         if fn in _INFIX:
             expr = f"{parts[0]} {_INFIX[fn]} {parts[1]}"
         elif fn in _PREFIX:
             expr = f"{_PREFIX[fn]}{parts[0]}"
-        elif fn is operator.getitem:
+        elif getitem:
             expr = f"{parts[0]}[{_index_text(args[1], parts[1])}]"
         else:
             expr = f"{self.object_name(fn)}({', '.join(parts)})"
@@ -563,8 +565,10 @@ def _index_text(index, text: str) -> str:
     return text
 
 
-def _literal_text(value) -> str:
+def _literal_text(value, subscript: bool = False) -> str:
     if isinstance(value, slice):
+        if not subscript:
+            return f"slice({value.start!r}, {value.stop!r}, {value.step!r})"
         start = "" if value.start is None else repr(value.start)
         stop = "" if value.stop is None else repr(value.stop)
         step = "" if value.step is None else f":{value.step!r}"
@@ -572,7 +576,7 @@ def _literal_text(value) -> str:
     if value is Ellipsis:
         return "..."
     if value.__class__ is tuple:
-        inner = ", ".join(_literal_text(v) for v in value)
+        inner = ", ".join(_literal_text(v, subscript) for v in value)
         return f"({inner}{',' if len(value) == 1 else ''})"
     return repr(value)
 

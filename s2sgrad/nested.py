@@ -11,14 +11,16 @@ convert their argument with ``np.asarray`` (which would drop it from the tape), 
 gives Tensor-safe versions of them built from recorded NumPy calls.
 
 The adjoint of ``x[index]`` adds into a buffer in place (``dx[1:3] += g``, ``accumulate_at``),
-which no tape can record; on Tensors those raise `LookupError` rather than losing the second
-derivative without a word.
+which no tape can record; the variant run on Tensors is rewritten to add functionally
+(``dx = _scatter_add(dx, np.s_[1:3], g)``, through `index_adjoint`, which has a reverse rule).
 """
 
 from __future__ import annotations
 
+import linecache
 import types
 
+import libcst as cst
 import numpy as np
 
 import s2sgrad.runtime as runtime
@@ -26,7 +28,7 @@ from s2sgrad.runtime import registry
 
 from .tensor import Tensor, apply
 
-_variants: dict[int, types.FunctionType] = {}
+_variants: dict[int, tuple] = {}  # id(function) -> (its code, the variant on Tensors)
 
 
 def _unreduce(g, x, axis=None, keepdims=False):
@@ -68,40 +70,23 @@ def _matmul_right(g, x, y):
     return runtime.unbroadcast(np.swapaxes(x, -1, -2) @ g, y)
 
 
-def _no_scatter(*args):
-    raise LookupError(
-        "second derivatives through indexing (x[...]) are not supported by nested tapes yet: "
-        "the backward code of x[...] adds into its adjoint in place, which no tape can record"
-    )
+def _scatter_add(dx, index, g):
+    """``dx`` with `g` added at `index`, as a new value: ``dx + index_adjoint(g, dx, index)``,
+    which tapes record (`index_adjoint` has a reverse rule), unlike an update in place."""
+    return dx + _index_adjoint(g, dx, index)
 
 
-class _ScatterGuard(np.ndarray):
-    """The zeros `zero_adjoint` gives for a Tensor: adding a Tensor into them in place (what
-    the adjoint of ``x[index]`` does) would hide it from the tapes, so it raises instead."""
-
-    def __setitem__(self, index, value):
-        if isinstance(value, Tensor):
-            _no_scatter()
-        super().__setitem__(index, value)
-
-    def __iadd__(self, other):
-        if isinstance(other, Tensor):
-            _no_scatter()
-        return super().__iadd__(other)
-
-
-def _zero_adjoint(x):
-    return runtime.zero_adjoint(np.asarray(x)).view(_ScatterGuard)
+def _fresh_adjoint(g, x):
+    shape = x.shape if isinstance(x, Tensor) else np.shape(x)
+    return np.zeros(shape) + g
 
 
 _SAFE = {
     "unreduce": _unreduce,
     "matmul_left": _matmul_left,
     "matmul_right": _matmul_right,
-    "index_adjoint": _no_scatter,
-    "accumulate_at": _no_scatter,
-    "fresh_adjoint": _no_scatter,
-    "zero_adjoint": _zero_adjoint,
+    "accumulate_at": _scatter_add,
+    "fresh_adjoint": _fresh_adjoint,
 }
 
 
@@ -121,17 +106,58 @@ def _tensor_aware(name: str, helper):
     return call
 
 
+_index_adjoint = _tensor_aware("index_adjoint", runtime.index_adjoint)
+
+
+class _Functional(cst.CSTTransformer):
+    """``dx[index] += g`` (the adjoint of ``x[index]``) becomes
+    ``dx = _scatter_add(dx, np.s_[index], g)``."""
+
+    def leave_AugAssign(self, original, updated):
+        target = updated.target
+        if not (isinstance(updated.operator, cst.AddAssign) and isinstance(target, cst.Subscript)):
+            return updated
+        if not isinstance(target.value, cst.Name):
+            return updated
+        where = cst.Subscript(cst.Attribute(cst.Name("np"), cst.Name("s_")), target.slice)
+        call = cst.Call(
+            cst.Name("_scatter_add"),
+            (cst.Arg(target.value), cst.Arg(where), cst.Arg(updated.value)),
+        )
+        return cst.Assign((cst.AssignTarget(target.value),), call)
+
+
+def _functional(source: str) -> str:
+    return cst.parse_module(source).visit(_Functional()).code
+
+
 def tensor_adjoint(adjoint, plain_args) -> types.FunctionType:
-    """The specialization of `adjoint` (an `sg.grad` function) for `plain_args`, with globals
-    in which the runtime helpers accept Tensors."""
-    function = adjoint.__wrapped_transform__.specialize(*plain_args)
-    variant = _variants.get(id(function))
-    if variant is None or variant.__code__ is not function.__code__:
-        helpers = set(runtime.__all__)
-        namespace = dict(function.__globals__)
-        for name, value in function.__globals__.items():
-            if name in helpers and callable(value) and not isinstance(value, type):
-                namespace[name] = _tensor_aware(name, value)
-        variant = types.FunctionType(function.__code__, namespace, function.__name__)
-        _variants[id(function)] = variant
+    """The specialization of `adjoint` (an `sg.grad` function) for `plain_args`, rewritten so
+    that it updates no adjoint in place, with globals in which the runtime helpers accept
+    Tensors."""
+    compiled = adjoint.__wrapped_transform__
+    function = compiled.specialize(*plain_args)
+    cached = _variants.get(id(function))
+    if cached is not None and cached[0] is function.__code__:
+        return cached[1]
+    helpers = set(runtime.__all__)
+    overrides = {
+        name: _tensor_aware(name, value)
+        for name, value in function.__globals__.items()
+        if name in helpers and callable(value) and not isinstance(value, type)
+    }
+    namespace = dict(function.__globals__)
+    code = function.__code__
+    generated = compiled.last
+    if generated is not None and generated.function is function and "+=" in generated.source:
+        filename = f"<s2sgrad {generated.entry} on Tensors #{len(_variants)}>"
+        source = _functional(generated.source)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), namespace)
+        code = namespace[generated.entry].__code__
+    namespace.update(overrides)
+    namespace["_scatter_add"] = _scatter_add
+    namespace.setdefault("np", np)
+    variant = types.FunctionType(code, namespace, function.__name__)
+    _variants[id(function)] = (function.__code__, variant)
     return variant

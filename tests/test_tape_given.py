@@ -198,19 +198,23 @@ def test_a_source_listed_twice_gets_its_gradient_twice():
     np.testing.assert_allclose(jb.numpy(), ja.numpy())
 
 
-@pytest.mark.parametrize("index", [slice(1, 3), [0, 2]], ids=["slice", "list"])
-def test_nested_tapes_through_indexing_raise_lookup_error(index):
-    """Not supported yet (the adjoint of x[...] scatters in place): a clear error, never a
-    silently missing second derivative."""
-    x = sg.Variable(np.array([0.5, 1.0, 2.0, 3.0]))
-    with pytest.raises(LookupError, match="indexing"):
-        with sg.GradientTape() as outer:
-            with sg.GradientTape() as inner:
-                y = np.sum(x[index] ** 3)
-            g = inner.gradient(y, x)
-        outer.gradient(np.sum(g), x)
-    with sg.GradientTape() as tape:  # first derivatives through indexing are fine
-        y = np.sum(x[index] ** 3)
-    expected = np.zeros(4)
-    expected[index] = 3 * x.numpy()[index] ** 2
-    np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected)
+@pytest.mark.parametrize(
+    "index",
+    [slice(1, 3), [0, 2], [2, 2], (slice(None), 1)],
+    ids=["slice", "list", "repeated", "column"],
+)
+def test_nested_tapes_differentiate_twice_through_indexing(index):
+    """s = sum(g**2) with g = d/dx sum(x[index]**3) = 3 x**2 c (c: how often each element is
+    indexed), so ds/dx = 36 x**3 c**2."""
+    value = np.array([[0.5, 1.0], [2.0, 3.0]]) if isinstance(index, tuple) else np.arange(4.0)
+    value = value + 0.5
+    x = sg.Variable(value)
+    with sg.GradientTape() as outer:
+        with sg.GradientTape() as inner:
+            y = np.sum(x[index] ** 3)
+        g = inner.gradient(y, x)
+        s = np.sum(g * g)
+    count = np.zeros_like(value)
+    np.add.at(count, index, 1.0)
+    np.testing.assert_allclose(g.numpy(), 3 * value**2 * count)
+    np.testing.assert_allclose(outer.gradient(s, x).numpy(), 36 * value**3 * count**2)
