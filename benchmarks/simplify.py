@@ -12,7 +12,11 @@ Cases: `scalar_formula` and `rosenbrock` from `cases.py`, and `elementwise` belo
 Second table: the transform cost in a fresh process, ``sg.grad(f)`` plus the first call minus
 a steady call (the gradient's own work), with an empty cache directory ("cold") and with the
 entries the cold process wrote ("cached"); and, apart, the import of s2sgrad with the module
-defining ``sg.grad`` (which loads the compiler). Median of 3 processes each (1 with --quick).
+defining ``sg.grad`` ("import", paid by every process) and the import of the compiler (libcst
+and the passes: "compiler", paid only by the cold process; a cache hit never loads it, the
+"libcst" column says whether the cached process did). The cases are the three above and
+`with_callee`, a function calling a user function (its callee's forward and backward halves
+are cached too). Median of 3 processes each (1 with --quick).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ import sys
 import tempfile
 import time
 
-import libcst as cst
 import numpy as np
 
 from .cases import CASES
@@ -50,13 +53,27 @@ SIMPLIFY_CASES = {
 }
 
 
+def softplus(v):
+    return np.log1p(np.exp(v))
+
+
+def with_callee(x):
+    return np.sum(softplus(x) * x)
+
+
+# the second table's cases: the ones above, and a function calling a user function
+CACHE_CASES = {**SIMPLIFY_CASES, "with_callee": (with_callee, 0, _elementwise_args)}
+
+
 def _arguments(name: str) -> tuple:
-    make_args = SIMPLIFY_CASES[name][2]
+    make_args = CACHE_CASES[name][2]
     return make_args() if make_args is not None else CASES[name].make_args()
 
 
 def statement_count(source: str, entry: str) -> int:
     """Simple statements of the entry function (inside loops and branches too)."""
+    import libcst as cst  # not at the top: the cached second process must not load it
+
     module = cst.parse_module(source.split("\n\n# ")[0])
     funcdef = next(s for s in module.body if getattr(s, "name", None) and s.name.value == entry)
     found = []
@@ -97,34 +114,45 @@ def _tuple(value):
     return value if isinstance(value, tuple) else (value,)
 
 
-def cold_and_cached(name: str) -> dict[str, float]:
-    """Run in a fresh process: seconds of sg.grad + first call - steady call."""
-    fn, wrt, _ = SIMPLIFY_CASES[name]
+def second_process(name: str, load_compiler: bool) -> dict:
+    """Run in a fresh process: seconds of the imports, and of sg.grad + first call - steady
+    call; the compiler is imported first (and timed apart) when `load_compiler`."""
+    fn, wrt, _ = CACHE_CASES[name]
     args = _arguments(name)
     start = time.perf_counter()
     import s2sgrad as sg
 
-    sg.grad  # noqa: B018 -- loads the compiler (s2sgrad imports it lazily): counted as import
+    sg.grad  # noqa: B018 -- the module defining sg.grad (s2sgrad imports it lazily)
     imported = time.perf_counter()
+    if load_compiler:
+        import s2sgrad.transforms.pipeline  # libcst and the passes
+    compiler = time.perf_counter()
     df = sg.grad(fn, wrt=wrt)
     df(*args)
     first = time.perf_counter()
     df(*args)
     steady = time.perf_counter() - first
-    return {"import": imported - start, "transform": first - imported - steady}
+    return {
+        "import": imported - start,
+        "compiler": compiler - imported,
+        "transform": first - compiler - steady,
+        "libcst": "libcst" in sys.modules,
+    }
 
 
-def measure_second_process(name: str, runs: int) -> tuple[float, float, float]:
+def measure_second_process(name: str, runs: int) -> dict:
+    """Medians over `runs` pairs of processes: one with an empty cache, one reading it."""
     env = dict(os.environ)
     env.pop("S2SGRAD_DEBUG", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT_ROOT), env.get("PYTHONPATH")]))
-    cold, cached, imports = [], [], []
+    found: dict[str, list] = {"cold": [], "cached": [], "import": [], "compiler": []}
+    libcst = False
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="s2sgrad-bench-cache-") as folder:
             env["S2SGRAD_CACHE_DIR"] = folder
-            for out in (cold, cached):
+            for which in ("cold", "cached"):
                 done = subprocess.run(
-                    [sys.executable, "-m", "benchmarks.simplify", "--cold", name],
+                    [sys.executable, "-m", "benchmarks.simplify", f"--{which}", name],
                     cwd=PROJECT_ROOT,
                     env=env,
                     capture_output=True,
@@ -133,18 +161,24 @@ def measure_second_process(name: str, runs: int) -> tuple[float, float, float]:
                     check=True,
                 )
                 measured = json.loads(done.stdout.strip().splitlines()[-1])
-                out.append(measured["transform"])
-                imports.append(measured["import"])
-    return statistics.median(cold), statistics.median(cached), statistics.median(imports)
+                found[which].append(measured["transform"])
+                found["import"].append(measured["import"])
+                if which == "cold":
+                    found["compiler"].append(measured["compiler"])
+                else:
+                    libcst = libcst or measured["libcst"]
+    medians = {which: statistics.median(values) for which, values in found.items()}
+    return {**medians, "libcst": libcst}
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.simplify")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--cold", metavar="CASE", help=argparse.SUPPRESS)
+    parser.add_argument("--cached", metavar="CASE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.cold:
-        print(json.dumps(cold_and_cached(args.cold)))
+    if args.cold or args.cached:
+        print(json.dumps(second_process(args.cold or args.cached, load_compiler=bool(args.cold))))
         return
     settings = QUICK if args.quick else FULL
     os.environ["S2SGRAD_CACHE_DIR"] = "off"  # this process measures generation, not the cache
@@ -167,17 +201,19 @@ def main(argv=None) -> None:
             f"{format_time(simple):>12}{simple / plain:>7.2f}  {check}"
         )
     print("\nsecond process: sg.grad(f) + first call - steady call, with the on-disk cache\n")
-    print(f"{'case':<16}{'cold':>10}{'cached':>10}{'import':>10}")
-    for name in SIMPLIFY_CASES:
-        cold, cached, imported = measure_second_process(name, settings.cold_runs)
-        mark = "" if cached < 0.005 else "  * (target: under 5 ms)"
+    print(f"{'case':<16}{'cold':>10}{'cached':>10}{'import':>10}{'compiler':>10}  libcst")
+    for name in CACHE_CASES:
+        row = measure_second_process(name, settings.cold_runs)
+        mark = "" if row["cached"] < 0.005 else "  * (target: under 5 ms)"
         print(
-            f"{name:<16}{format_time(cold):>10}{format_time(cached):>10}"
-            f"{format_time(imported):>10}{mark}"
+            f"{name:<16}{format_time(row['cold']):>10}{format_time(row['cached']):>10}"
+            f"{format_time(row['import']):>10}{format_time(row['compiler']):>10}"
+            f"  {'loaded' if row['libcst'] else 'no'}{mark}"
         )
     print(
-        "\nimport: `import s2sgrad` and loading sg.grad's module (the compiler: libcst), paid "
-        "by every process that calls sg.grad, cached or not"
+        "\nimport: `import s2sgrad` and the module defining sg.grad, paid by every process; "
+        "compiler: libcst and the passes, paid only on a miss (cold); libcst: whether the "
+        "cached process loaded it"
     )
 
 

@@ -1,25 +1,34 @@
 """A persistent cache of generated source, so a second process pays (almost) no transform cost.
 
-What is stored is only text this package generated, as JSON: the generated module of each
-specialization, and per transform the entry name, the parameters and a description of every
-free name the function read (globals, closure variables). Nothing is pickled: a cache entry is
-compiled again with `compile`, exactly like freshly generated code, so a cache directory holds
-nothing more dangerous than the functions' own source would.
+What is stored is only text this package generated, as JSON: per transform, the entry name, the
+parameters and a description of every free name the function and the user functions it calls
+read (globals, closure variables); per specialization, the generated module and the modules of
+the callees' forward/backward halves (`transforms.calls`), with which module calls which.
+Nothing is pickled: a cache entry is compiled again with `compile`, exactly like freshly
+generated code, so a cache directory holds nothing more dangerous than the functions' own
+source would.
 
-The key of a transform hashes: the function's source text, its file and first line, the
-transform's options (`GradSpec`), the Python version, s2sgrad's version, the compiler's own
-files (name, size, modification time: editing the compiler invalidates everything) and the
-rule registry (each rule's name and template code: a custom rule registered differently gives
-a different key). A hit is also checked against the current values of the free names: a
-global that became an array of another rank, a constant whose value changed, is a miss.
-Functions that call other user functions (their callees are compiled separately, in modules
-of their own) and functions reading values that cannot be described are never cached.
+The key of a transform hashes: the source text, file, first line and qualified name of the
+function and of every user function reachable from it through the global and closure names
+its code reads (its possible callees, and theirs), which name leads to which; the transform's
+options (`GradSpec`); the Python version, s2sgrad's version, the compiler's own files (name,
+size, modification time: editing the compiler invalidates everything) and the rule registry (a
+custom rule registered differently gives a different key). A hit is also checked against the
+current values of the free names of the function and of its callees: a global that became an
+array of another rank, a constant whose value changed, a callee name bound to another function,
+is a miss. Functions reading values that cannot be described (objects, user modules, custom
+gradients, constants of custom rules) are never cached.
+
+The hit path (`lookup`, `load`) imports neither libcst nor the compiler's passes: only
+`transforms.spec`, `transforms.source` and `transforms.spelling`. Writing an entry (`store`)
+happens after generating code, when the compiler is loaded anyway.
 
 Location: ``$S2SGRAD_CACHE_DIR`` if set (``off``, ``0`` or empty turns the cache off), else
 ``$XDG_CACHE_HOME/s2sgrad`` or ``~/.cache/s2sgrad``. Writes go to a temporary file in the
 same directory and are moved into place with `os.replace`, so concurrent writers never leave
-a torn entry (the last one wins, and they write the same text). Unreadable or corrupt entries
-are misses; a cache that cannot be written is silently skipped.
+a torn entry (the last one wins; a specialization names the transform description it was
+generated under, so a mix of two writers' files is a miss, not wrong code). Unreadable or
+corrupt entries are misses; a cache that cannot be written is silently skipped.
 """
 
 from __future__ import annotations
@@ -35,15 +44,17 @@ import types
 import numpy as np
 
 from s2sgrad.runtime import registry
-from s2sgrad.transforms import codegen
-from s2sgrad.transforms.parse import source_lines
-from s2sgrad.transforms.pipeline import Analysis, Generated, GradSpec, analyze
-from s2sgrad.transforms.resolve import canonical_spelling
+from s2sgrad.transforms import spec as _spec_module
+from s2sgrad.transforms.source import run_module, source_lines
+from s2sgrad.transforms.spec import Generated, GradSpec
+from s2sgrad.transforms.spelling import canonical_spelling
 
 ENVIRONMENT_VARIABLE = "S2SGRAD_CACHE_DIR"
-_FORMAT = 1
+_FORMAT = 2
 _OFF = ("", "0", "off", "none", "false")
-_PACKAGE_DIRS = ("transforms", "runtime")
+_MAX_FUNCTIONS = 64  # a call graph larger than this (a library's functions) is not cached
+_ORIGIN = " (from the disk cache)"  # in the file names tracebacks show
+_APPENDED = "\n\n# {forward} and {backward}, called above:\n\n{source}"  # as pipeline writes it
 
 
 class _Uncacheable(Exception):
@@ -68,43 +79,112 @@ def _fingerprint() -> str:
     if cached is not None:
         return cached
     import s2sgrad
+    import s2sgrad.runtime as runtime
 
     digest = hashlib.sha256(f"{_FORMAT} {sys.version_info[:2]} {s2sgrad.__version__}".encode())
-    root = os.path.dirname(os.path.dirname(os.path.abspath(codegen.__file__)))
-    for folder in (os.path.dirname(os.path.abspath(codegen.__file__)), *_runtime_dirs(root)):
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                stat = os.stat(os.path.join(folder, name))
-                digest.update(f"{folder}/{name} {stat.st_size} {stat.st_mtime_ns}\n".encode())
+    runtime_dir = os.path.dirname(os.path.abspath(runtime.__file__))
+    folders = (
+        os.path.dirname(os.path.abspath(_spec_module.__file__)),
+        runtime_dir,
+        os.path.join(runtime_dir, "rules"),
+    )
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+            if entry.name.endswith(".py"):
+                stat = entry.stat()
+                digest.update(f"{folder}/{entry.name} {stat.st_size} {stat.st_mtime_ns}\n".encode())
+    texts = []
     for rule in registry:
-        digest.update(rule.name.encode())
-        for template in (rule.vjp, rule.jvp):
-            code = getattr(template, "__code__", None)
-            if code is not None:
-                digest.update(code.co_code + repr(code.co_consts).encode())
+        texts.append(
+            f"{rule.name} {rule.differentiable} {rule.elementwise} {rule.reduction} "
+            f"{rule.output} {rule.linear}"
+        )
+        texts += [_template_text(t) for t in (rule.vjp, rule.jvp, rule.batched_jvp)]
+    digest.update("\n".join(texts).encode())
     _fingerprints.clear()
     _fingerprints[registry.version] = result = digest.hexdigest()
     return result
 
 
-def _runtime_dirs(root: str) -> list[str]:
-    import s2sgrad.runtime as runtime
+def _template_text(template) -> str:
+    """A rule template's identity: the built-in ones by name (their files are hashed above),
+    the user's by their code."""
+    if template is None:
+        return "-"
+    module = getattr(template, "__module__", None) or ""
+    code = getattr(template, "__code__", None)
+    name = f"{module}.{getattr(template, '__qualname__', '')}"
+    if module.startswith("s2sgrad.runtime") or code is None:
+        return name
+    return f"{name} {code.co_code.hex()} {code.co_consts!r}"
 
-    top = os.path.dirname(os.path.abspath(runtime.__file__))
-    return [top, *(os.path.join(top, d) for d in sorted(os.listdir(top)) if d == "rules")]
+
+# -- the key: the function and every user function it may call ---------------------------------
+
+
+def _call_graph(fn: types.FunctionType) -> tuple[list, list] | None:
+    """`fn` and the user functions reachable from it through the global and closure names its
+    code reads (a superset of its callees), with the (name, index) edges of each; None if
+    there are too many of them."""
+    functions = [fn]
+    index = {id(fn): 0}
+    edges: list[list[tuple[str, int]]] = []
+    position = 0
+    while position < len(functions):
+        function = functions[position]
+        closure = _closure(function)
+        found = []
+        for name in sorted(_names_read(function.__code__)):
+            value = closure[name] if name in closure else function.__globals__.get(name)
+            if not isinstance(value, types.FunctionType) or canonical_spelling(value) is not None:
+                continue
+            target = index.get(id(value))
+            if target is None:
+                if len(functions) >= _MAX_FUNCTIONS:
+                    return None
+                target = index[id(value)] = len(functions)
+                functions.append(value)
+            found.append((name, target))
+        edges.append(found)
+        position += 1
+    return functions, edges
+
+
+def _names_read(code: types.CodeType) -> set[str]:
+    names = set(code.co_names) | set(code.co_freevars)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const)
+    return names
+
+
+def _closure(fn: types.FunctionType) -> dict:
+    values = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        try:
+            values[name] = cell.cell_contents
+        except ValueError:  # an empty cell: assigned after the def
+            pass
+    return values
 
 
 def transform_key(fn: types.FunctionType, spec: GradSpec) -> str | None:
-    """The hash naming `fn`'s transform by `spec`, or None if its source cannot be read."""
-    try:
-        lines, first = source_lines(fn.__code__)
-    except (OSError, TypeError):
+    """The hash naming `fn`'s transform by `spec`, or None if a source cannot be read."""
+    graph = _call_graph(fn)
+    if graph is None:
         return None
-    filename = fn.__code__.co_filename
-    if filename.startswith("<"):  # generated code, an exec string: not a file we can trust
-        return None
-    text = "".join(lines)
-    parts = (_fingerprint(), repr(spec), filename, str(first), fn.__qualname__, text)
+    parts = [_fingerprint(), repr(spec)]
+    for function, found in zip(*graph, strict=True):
+        filename = function.__code__.co_filename
+        if filename.startswith("<"):  # generated code, an exec string: not a file we can trust
+            return None
+        try:
+            lines, first = source_lines(function.__code__)
+        except (OSError, TypeError, IndexError):
+            return None
+        parts += [filename, str(first), function.__qualname__, "".join(lines), repr(found)]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -143,6 +223,10 @@ def _current_value(fn: types.FunctionType, name: str):
     if name in fn.__globals__:
         return fn.__globals__[name]
     return getattr(builtins, name)  # AttributeError: a miss
+
+
+def _identity(fn: types.FunctionType) -> list:
+    return [fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno]
 
 
 # -- reading and writing ----------------------------------------------------------------------
@@ -189,32 +273,48 @@ def _kinds_suffix(kinds: tuple) -> str:
     return "-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _digest(meta: dict) -> str:
+    """Names a transform description; a specialization records the one it was made under."""
+    fields = {k: v for k, v in meta.items() if k != "format"}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+# -- the hit path ------------------------------------------------------------------------------
+
+
 class CachedAnalysis:
     """Stands in for an `Analysis` found on disk: what the dispatcher needs to compile cached
-    specializations (entry name, parameters, the namespace of captured values) is here; any
-    other attribute runs the real analysis (parse, resolve, ...) the first time it is asked
-    for, which happens only when a specialization is not on disk and must be generated."""
+    specializations (entry name, parameters, the namespaces of captured values of the function
+    and of its callees) is here; any other attribute runs the real analysis (parse, resolve,
+    ...) the first time it is asked for, which happens only when a specialization is not on
+    disk and must be generated."""
 
-    def __init__(self, fn, spec, key: str, meta: dict, namespace: dict, free: dict):
+    def __init__(self, fn, spec, key: str, meta: dict, functions: list, namespaces: list, free):
         self.fn = fn
         self.spec = spec
         self.cache_key = key
+        self.meta_digest = _digest(meta)
         self.entry = meta["entry"]
         self.param_kinds = [tuple(p) for p in meta["params"]]
-        self.namespace = namespace
+        self.functions = functions  # the function, then the user functions it calls
+        self.namespaces = namespaces  # the captured values of each, as generated code names them
+        self.namespace = namespaces[0]
         self.free_values = free
-        self._analysis: Analysis | None = None
+        self._analysis = None
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
             raise AttributeError(name)
         if self._analysis is None:
+            from s2sgrad.transforms.pipeline import analyze
+
             self._analysis = analyze(self.fn, self.spec)
         return getattr(self._analysis, name)
 
 
 def lookup(fn: types.FunctionType, spec: GradSpec) -> CachedAnalysis | None:
-    """The transform of `fn` by `spec` as stored on disk, if its free values still match."""
+    """The transform of `fn` by `spec` as stored on disk, if its free values (and those of its
+    callees) still match."""
     if directory() is None:
         return None
     key = transform_key(fn, spec)
@@ -223,51 +323,120 @@ def lookup(fn: types.FunctionType, spec: GradSpec) -> CachedAnalysis | None:
     meta = _read(_path(key, ""))
     if meta is None:
         return None
-    namespace: dict = {}
-    free: dict = {}
     try:
-        for name, description in meta["free"]:
-            value = _current_value(fn, name)
-            if describe(value) != description:
+        bound = _bind(fn, meta["functions"])
+    except (_Uncacheable, ValueError, AttributeError, KeyError, TypeError, IndexError):
+        return None
+    if bound is None:
+        return None
+    functions, namespaces, free = bound
+    try:
+        return CachedAnalysis(fn, spec, key, meta, functions, namespaces, free)
+    except (KeyError, TypeError):
+        return None
+
+
+def _bind(fn: types.FunctionType, records: list):
+    """The current function behind every record (the entry first, then the callees as the
+    free names lead to them), each record's namespace, and the entry's free values; None
+    when a value no longer matches its description."""
+    functions: list = [fn] + [None] * (len(records) - 1)
+    namespaces: list = [None] * len(records)
+    frees: list = [None] * len(records)
+    pending = [0]
+    while pending:
+        position = pending.pop()
+        function, record = functions[position], records[position]
+        if _identity(function) != record["identity"]:
+            return None
+        free = {}
+        for name, description in record["free"]:
+            value = _current_value(function, name)
+            if description[0] == "callee":
+                target = description[1]
+                if not isinstance(value, types.FunctionType) or not 0 <= target < len(records):
+                    return None
+                if functions[target] is None:
+                    functions[target] = value
+                    pending.append(target)
+                elif functions[target] is not value:
+                    return None
+            elif describe(value) != description:
                 return None
             free[name] = value
-        for spelled, name in meta["namespace"]:
-            namespace[spelled] = free[name]
-    except (_Uncacheable, ValueError, AttributeError, KeyError, TypeError):
+        frees[position] = free
+        namespaces[position] = {spelled: free[name] for spelled, name in record["namespace"]}
+    if any(namespace is None for namespace in namespaces):
         return None
-    return CachedAnalysis(fn, spec, key, meta, namespace, free)
+    return functions, namespaces, frees[0]
 
 
 def load(analysis, kinds: tuple) -> Generated | None:
-    """A specialization of `analysis` from disk, compiled, or None."""
+    """A specialization of `analysis` from disk, compiled and linked to its callees, or None."""
     key = _key_of(analysis)
     if key is None:
         return None
     data = _read(_path(key, _kinds_suffix(kinds)))
     if data is None or data.get("entry") != analysis.entry:
         return None
-    try:
-        function = codegen.compile_module(data["source"], analysis.entry, analysis.namespace)
-    except (SyntaxError, KeyError, TypeError, ValueError):
+    cached = analysis
+    if not isinstance(cached, CachedAnalysis):  # analyzed here: are the values still these?
+        cached = lookup(analysis.fn, analysis.spec)
+    if cached is None or data.get("meta") != cached.meta_digest:
         return None
-    return Generated(data["source"], function, analysis.entry)
+    try:
+        return _compile(data, analysis.entry, analysis.namespace, cached.namespaces)
+    except (SyntaxError, ImportError, LookupError, TypeError, ValueError, NameError):
+        return None  # text that no longer compiles or runs against this runtime: a miss
+
+
+def _compile(data: dict, entry: str, namespace: dict, namespaces: list) -> Generated:
+    halves = []
+    for split in data["splits"]:
+        names = [split["forward"], split["backward"]]
+        functions = run_module(split["source"], names, namespaces[split["function"]], _ORIGIN)
+        halves.append(dict(zip(names, functions, strict=True)))
+    (function,) = run_module(data["module"], [entry], namespace, _ORIGIN)
+    modules = [(function.__globals__, data["links"])]
+    for functions, split in zip(halves, data["splits"], strict=True):
+        modules.append((functions[split["forward"]].__globals__, split["links"]))
+    for globals_, links in modules:
+        for link in links:  # what `transforms.calls.link` did when the code was generated
+            globals_.update(halves[link])
+    source = data["module"] + "".join(
+        _APPENDED.format(**data["splits"][link]) for link in data["links"]
+    )
+    return Generated(source, function, entry)
+
+
+# -- the miss path: writing entries (the compiler is loaded by then) ----------------------------
 
 
 def store(analysis, kinds: tuple, generated: Generated, param_kinds: list) -> None:
     """Save a freshly generated specialization (and its transform's description)."""
-    if getattr(generated.function, "__s2sgrad_source__", None) != generated.source:
-        return  # callees' modules appended: they are compiled separately, not cached here
     key = _key_of(analysis)
     if key is None:
         return
-    if not isinstance(analysis, CachedAnalysis):
+    meta = None
+    if isinstance(analysis, CachedAnalysis):
+        functions, namespaces = analysis.functions, analysis.namespaces
+        digest = analysis.meta_digest
+    else:
         try:
-            meta = _describe_transform(analysis, param_kinds)
+            meta, functions, namespaces = _describe_transform(analysis, param_kinds)
         except _Uncacheable:
             _uncacheable.add(key)
             return
+        digest = _digest(meta)
+    try:
+        specialization = _describe_specialization(generated, functions, namespaces)
+    except _Uncacheable:
+        return
+    if specialization is None:
+        return
+    if meta is not None:
         _write(_path(key, ""), meta)
-    _write(_path(key, _kinds_suffix(kinds)), {"entry": generated.entry, "source": generated.source})
+    _write(_path(key, _kinds_suffix(kinds)), {"meta": digest, **specialization})
 
 
 _keys: dict[int, tuple] = {}
@@ -290,19 +459,129 @@ def _key_of(analysis) -> str | None:
     return None if key in _uncacheable else key
 
 
-def _describe_transform(analysis: Analysis, param_kinds: list) -> dict:
-    resolution = analysis.resolution
-    free = []
-    for name, value in resolution.free.items():
-        description = describe(value)
-        if isinstance(value, types.FunctionType) and description[0] != "canonical":
-            raise _Uncacheable  # a user function or custom rule: its code is not in the key
-        free.append([name, description])
-    spelled_names = {spelled: name for name, spelled in resolution.spelling.items()}
-    namespace = [[spelled, spelled_names[spelled]] for spelled in analysis.namespace]
-    return {
-        "entry": analysis.entry,
-        "params": [list(p) for p in param_kinds],
-        "free": free,
-        "namespace": namespace,
+def _describe_transform(analysis, param_kinds: list) -> tuple[dict, list, list]:
+    """The description of a transform `lookup` checks, with the functions it describes (the
+    entry, then every user function reachable through its free names) and their namespaces.
+
+    Raises:
+        _Uncacheable: a value that cannot be described, a callee the key does not cover.
+    """
+    from s2sgrad.transforms.parse import parse_function
+    from s2sgrad.transforms.resolve import resolve
+
+    graph = _call_graph(analysis.fn)
+    if graph is None:
+        raise _Uncacheable
+    in_key = {id(function) for function in graph[0]}
+    functions = [analysis.fn]
+    index = {id(analysis.fn): 0}
+    records, namespaces = [], []
+    while len(records) < len(functions):
+        function = functions[len(records)]
+        if len(records) == 0:
+            resolution, namespace = analysis.resolution, analysis.namespace
+        else:
+            if hasattr(function, "__sg_custom_gradient__"):
+                raise _Uncacheable
+            try:
+                resolution = resolve(parse_function(function), function)
+            except Exception as error:  # a function the compiler never needed to transform
+                raise _Uncacheable from error
+            namespace = resolution.namespace()
+        free = []
+        for name, value in resolution.free.items():
+            if isinstance(value, types.FunctionType) and canonical_spelling(value) is None:
+                if hasattr(value, "__sg_custom_gradient__") or id(value) not in in_key:
+                    raise _Uncacheable  # a custom gradient, or a function the key misses
+                if id(value) not in index:
+                    index[id(value)] = len(functions)
+                    functions.append(value)
+                free.append([name, ["callee", index[id(value)]]])
+            else:
+                free.append([name, describe(value)])
+        spelled_names = {spelled: name for name, spelled in resolution.spelling.items()}
+        if not set(namespace) <= set(spelled_names):
+            raise _Uncacheable  # constants a custom rule reads: not the function's own
+        records.append(
+            {
+                "identity": _identity(function),
+                "free": free,
+                "namespace": [[spelled, spelled_names[spelled]] for spelled in namespace],
+            }
+        )
+        namespaces.append(dict(namespace))
+    meta = {"entry": analysis.entry, "params": [list(p) for p in param_kinds], "functions": records}
+    return meta, functions, namespaces
+
+
+def _describe_specialization(generated: Generated, functions: list, namespaces: list):
+    """The generated module and its callees' modules (`transforms.calls` splits), with which
+    module links which, as `_compile` rebuilds them; None when the generated code is not
+    exactly that (a forward-mode callee, a custom gradient, ...).
+
+    Raises:
+        _Uncacheable: a callee's split that does not belong to a described function.
+    """
+    from s2sgrad.transforms import calls
+
+    module = getattr(generated.function, "__s2sgrad_source__", None)
+    if module is None:
+        return None
+    owners = {
+        id(function): split
+        for split in list(calls._splits.values())
+        for function in split.functions.values()
     }
+    index = {id(function): position for position, function in enumerate(functions)}
+    found: list = []
+
+    def links_of(globals_: dict, expected: dict) -> list[int]:
+        links: list[int] = []
+        for name, value in globals_.items():
+            split = owners.get(id(value))
+            if split is not None and split.functions.get(name) is value:
+                if hasattr(value, "__sg_custom_gradient__") or id(split.fn) not in index:
+                    raise _Uncacheable
+                if value.__globals__ is globals_:
+                    continue  # the split's own module
+                if split not in found:
+                    found.append(split)
+                if found.index(split) not in links:
+                    links.append(found.index(split))
+            elif not _explained(name, value, globals_, expected):
+                raise _Uncacheable
+        return links
+
+    entry_links = links_of(generated.function.__globals__, namespaces[0])
+    splits = []
+    while len(splits) < len(found):
+        split = found[len(splits)]
+        position = index[id(split.fn)]
+        forward = split.functions[split.forward]
+        if getattr(forward, "__s2sgrad_source__", None) != split.source:
+            return None
+        splits.append(
+            {
+                "function": position,
+                "forward": split.forward,
+                "backward": split.backward,
+                "source": split.source,
+                "links": links_of(forward.__globals__, namespaces[position]),
+            }
+        )
+    appended = "".join(_APPENDED.format(**splits[link]) for link in entry_links)
+    if generated.source != module + appended:
+        return None
+    return {"entry": generated.entry, "module": module, "links": entry_links, "splits": splits}
+
+
+def _explained(name: str, value, globals_: dict, expected: dict) -> bool:
+    """A global of a generated module that `_compile` puts back: a captured value, an import
+    (numpy, math, a runtime helper), a function the module defines, a dunder."""
+    if name.startswith("__"):
+        return True
+    if name in expected:
+        return expected[name] is value
+    if isinstance(value, types.FunctionType) and value.__globals__ is globals_:
+        return True
+    return canonical_spelling(value) == name

@@ -12,13 +12,26 @@ from __future__ import annotations
 import linecache
 import numbers
 import types
+from typing import TYPE_CHECKING
 
-import libcst as cst
 import numpy as np
 
-from s2sgrad.transforms.pipeline import Analysis, Generated, generate_gradient
+from s2sgrad.transforms.spec import Generated
 
 from . import disk_cache
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from s2sgrad.transforms.pipeline import Analysis
+
+
+def generate_gradient(analysis, scalars, ndims, containers=frozenset()) -> Generated:
+    """Run the compiler for one specialization (imported here, on a miss, so that a process
+    whose transforms all come from the disk cache never loads libcst)."""
+    from s2sgrad.transforms.pipeline import generate_gradient as generate
+
+    return generate(analysis, scalars, ndims, containers=containers)
 
 
 class CompiledGradient:
@@ -53,9 +66,7 @@ class CompiledGradient:
         if generated is None:
             generated = disk_cache.load(self.analysis, key)
         if generated is None:
-            generated = generate_gradient(
-                self.analysis, scalars, dict(ndims), containers=containers
-            )
+            generated = generate_gradient(self.analysis, scalars, dict(ndims), containers)
             disk_cache.store(self.analysis, key, generated, self.params)
         self._by_kinds[key] = generated
         return generated

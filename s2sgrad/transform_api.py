@@ -7,7 +7,7 @@ import inspect
 import types
 
 from s2sgrad.runtime import registry
-from s2sgrad.transforms.pipeline import GradSpec, analyze
+from s2sgrad.transforms.spec import GradSpec
 
 from . import disk_cache
 from .dispatch import CompiledGradient
@@ -92,13 +92,14 @@ def _transform(f, wrt, optimize, simplify, with_value):
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    from .composed import grad_of_transformed, transformed
-
     if hasattr(f, "__sg_custom_gradient__"):  # sg.grad(clip_gradient): differentiate a call
         from .custom import calling_function
 
         f = calling_function(f)
-    if transformed(f) is not None:  # a generated function: differentiate its code again
+    if hasattr(getattr(f, "__wrapped_transform__", None), "specialize"):
+        # a generated function (`composed.transformed`): differentiate its code again
+        from .composed import grad_of_transformed, transformed
+
         names, is_tuple = _normalize_wrt(transformed(f).analysis.fn, wrt)
         return grad_of_transformed(f, names, is_tuple, with_value)
     names, is_tuple = _normalize_wrt(f, wrt)
@@ -114,7 +115,11 @@ def _transform(f, wrt, optimize, simplify, with_value):
     if cached is not None and _captures_unchanged(f, cached[0]):
         compiled = cached[1]
     else:
-        analysis = disk_cache.lookup(f, spec) or analyze(f, spec)
+        analysis = disk_cache.lookup(f, spec)
+        if analysis is None:  # the compiler is imported only now: a hit never loads libcst
+            from s2sgrad.transforms.pipeline import analyze
+
+            analysis = analyze(f, spec)
         compiled = CompiledGradient(analysis)
         free = getattr(analysis, "free_values", None)  # found on disk: nothing was resolved
         _cache[key] = (_captured(f, analysis.resolution.free if free is None else free), compiled)
