@@ -28,6 +28,7 @@ __all__ = [
     "solve_adjoint_a",
     "solve_transposed",
     "split_like",
+    "tie_weights",
     "trace_adjoint",
     "unstack",
 ]
@@ -59,6 +60,18 @@ def safe_divide(x, y):
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient
+
+
+def tie_weights(x, y, ans):
+    """The share of the adjoint of ``ans = max(x, y)`` (or ``min``) that goes to `x`: 1 where
+    `x` is the result, 0 where `y` is, 1/2 where they tie (the symmetric difference
+    quotient). The division for ties is done only when there is one (ReLU's common case has
+    none)."""
+    hit = x == ans
+    ties = x == y
+    if np.any(ties):
+        return hit / (1.0 + ties)
+    return hit * 1.0  # numbers, not booleans: two boolean masks would add as a logical or
 
 
 # -- reductions -----------------------------------------------------------------------------------

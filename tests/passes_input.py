@@ -26,3 +26,12 @@ def scalar_formula(x, y):
 
 def log_times(x):
     return math.log(x) * x
+
+
+def two_clips(x):
+    return np.sum(np.clip(x, 0.2, 0.7)) + np.sum(np.clip(x, 0.3, 0.9))
+
+
+def shared_difference(x, y):
+    v1 = 3.0 * y - x
+    return np.sum(v1 * v1)

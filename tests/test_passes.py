@@ -208,3 +208,10 @@ def test_fold_keeps_a_quotient_in_a_denominator_a_quotient():
     namespace = {"t": 3.0, "a": 8.0, "b": 2.0}
     exec(folded, namespace)
     assert namespace["y"] == 1.5, folded
+
+
+def test_masks_from_two_rules_add_as_numbers_not_as_a_logical_or():
+    """Each clip's adjoint is 1.0 * mask with a seed of 1.0; folded to the bare masks, their
+    sum would be a logical or (1 where both clips pass the gradient, instead of 2)."""
+    x = np.array([0.1, 0.25, 0.5, 0.8, 1.0])
+    np.testing.assert_array_equal(sg.grad(passes_input.two_clips)(x), [0.0, 1.0, 2.0, 1.0, 0.0])

@@ -227,3 +227,15 @@ def test_safe_divide_keeps_its_zero_where_the_divisor_may_be_zero():
     exec(out, namespace)
     assert namespace["f"](0.0, 0.0) == 0.0
     assert namespace["f"](1.5, 2.0) == pytest.approx(4.5 + 3.0 / (1.0 + math.exp(2.0)))
+
+
+def test_an_adjoint_another_one_is_written_with_stays_defined():
+    """Simplification may write dy in terms of dx (dv1 is -dx); dx is then read twice and
+    must stay an assignment rather than move into the return (found by hypothesis)."""
+    import passes_input
+
+    x, y = np.array([-0.9, -0.3, 0.2]), 3e-141
+    plain = sg.grad(passes_input.shared_difference, wrt=("x", "y"))(x, y)
+    simple = sg.grad(passes_input.shared_difference, wrt=("x", "y"), simplify=True)(x, y)
+    for got, want in zip(simple, plain, strict=True):
+        np.testing.assert_allclose(got, want)

@@ -95,6 +95,8 @@ class _Fold:
                 others.append((factor, divisor))
         if _is_canonical(node, factors, others, negate):
             return node
+        if constant == 1 and isinstance(constant, float) and _only_masks(others):
+            return node  # 1.0 * (a == b) is numbers; the mask alone would add as a logical or
         self.changed = True
         if isinstance(constant, float) and constant.is_integer() and abs(constant) < 1e15:
             constant = int(constant) if constant in (1.0, -1.0) else constant
@@ -216,11 +218,16 @@ def _left_leaning(node: cst.BaseExpression) -> bool:
     return True
 
 
+def _only_masks(factors) -> bool:
+    """Every factor may be a boolean array (a comparison), so none makes the product numbers."""
+    return bool(factors) and all(isinstance(f, cst.Comparison) for f, _ in factors)
+
+
 def _identity(node: cst.BinaryOperation, op, left, right) -> cst.BaseExpression | None:
     if op is cst.Multiply:
-        if right == 1:
+        if right == 1 and not (isinstance(right, float) and isinstance(node.left, cst.Comparison)):
             return node.left
-        if left == 1:
+        if left == 1 and not (isinstance(left, float) and isinstance(node.right, cst.Comparison)):
             return node.right
         if right == -1 and _takes_a_sign(node.left):
             return cst.UnaryOperation(cst.Minus(), node.left)

@@ -169,6 +169,11 @@ def _fold_into_return(lines: list, context: _Context) -> list:
         return lines
     names = [e.value for e in elements]
     position = {n: i for i, n in enumerate(names) if names.count(n) == 1}
+    # reads counted in the lines as simplified (a segment may have rewritten one adjoint in
+    # terms of another, so the counts of the original function no longer hold)
+    reads: collections.Counter = collections.Counter()
+    for line in lines:
+        reads.update(usage(line).reads)
     folded: dict[str, cst.BaseExpression] = {}
     comments: list = []
     limit, index = len(names), len(lines) - 2
@@ -178,7 +183,7 @@ def _fold_into_return(lines: list, context: _Context) -> list:
             break
         target, expr = assign
         place = position.get(target)
-        if place is None or place >= limit or context.reads[target] != 1:
+        if place is None or place >= limit or reads[target] != 1 or context.reads[target] != 1:
             break
         if context.writes[target] != 1 or target not in context.arithmetic:
             break

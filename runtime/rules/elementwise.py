@@ -21,7 +21,7 @@ import operator
 
 import numpy as np
 
-from ..array_helpers import safe_divide
+from ..array_helpers import safe_divide, tie_weights
 from ..registry import registry
 
 vjp = registry.vjp
@@ -94,12 +94,12 @@ def absolute(g, ans, x):
 @vjp(np.maximum, builtins.max, elementwise=True)
 def maximum(g, ans, x, y):
     # ties share the gradient equally, matching the symmetric difference quotient
-    return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
+    return g * tie_weights(x, y, ans), g * tie_weights(y, x, ans)
 
 
 @vjp(np.minimum, builtins.min, elementwise=True)
 def minimum(g, ans, x, y):
-    return g * (x == ans) / (1.0 + (x == y)), g * (y == ans) / (1.0 + (x == y))
+    return g * tie_weights(x, y, ans), g * tie_weights(y, x, ans)
 
 
 @vjp(np.clip, elementwise=True)

@@ -42,6 +42,7 @@ from ..array_helpers import (
     solve_adjoint_a,
     solve_transposed,
     split_like,
+    tie_weights,
     trace_adjoint,
     unstack,
 )
@@ -83,6 +84,7 @@ registry.register_nondiff(
         backwards,
         reduced_count,
         extremum_weights,
+        tie_weights,
         invert_axes,
         np.shape,
         builtins.len,
