@@ -9,6 +9,8 @@ shapes do not provably agree already.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .containers import ContainerAdjoint, is_container
@@ -22,21 +24,27 @@ __all__ = [
     "batch_fresh_adjoint",
     "batch_index",
     "batch_matmul_left",
+    "batch_matmul_left_jvp",
     "batch_matmul_right",
+    "batch_matmul_right_jvp",
     "batch_permutation",
     "batch_shape",
     "batch_size",
     "batch_unbroadcast",
     "batch_unreduce",
     "broadcast_tangent",
+    "columns_to_jacobian",
+    "diagonal_to_jacobian",
     "einsum_adjoint_tangent",
     "identity_directions",
     "lift_tangent",
     "map_examples",
     "matmul_tangent",
+    "matmul_tangent_jvp",
     "norm_adjoint_tangent",
     "norm_axes",
     "prod_of_others_tangent",
+    "rows_to_jacobian",
     "set_batch_item",
     "solve_jvp",
     "solve_jvp_tangent",
@@ -321,8 +329,33 @@ def identity_directions(x):
     """Every unit direction of `x` at once: the batched tangent whose direction ``k`` is 1 at
     element ``k`` of `x` (shape ``(x.size, *x.shape)``)."""
     shape = np.shape(x)
-    size = int(np.prod(shape))
+    size = math.prod(shape)  # not np.prod: several microseconds on a tuple
     return np.eye(size, dtype=np.result_type(x, 1.0)).reshape((size, *shape))
+
+
+def columns_to_jacobian(columns, out, x):
+    """The Jacobian, shaped ``out.shape + x.shape``, from a batched tangent sweep seeded with
+    every unit direction of `x` (`identity_directions`): direction ``k`` is column ``k``."""
+    columns = np.asarray(columns)
+    out_shape = np.shape(out)
+    moved = np.moveaxis(columns.reshape((columns.shape[0], *out_shape)), 0, -1)
+    return moved.reshape((*out_shape, *np.shape(x)))
+
+
+def rows_to_jacobian(rows, out, x):
+    """The Jacobian, shaped ``out.shape + x.shape``, from a batched sweep over the VJP seeded
+    with every unit direction of the output: direction ``k`` is row ``k``."""
+    return np.reshape(rows, (*np.shape(out), *np.shape(x)))
+
+
+def diagonal_to_jacobian(diagonal, x):
+    """The Jacobian, shaped ``x.shape * 2``, of a function mapping each element of `x` to the
+    same element of its output: zero but for `diagonal` (broadcast to ``x.shape``)."""
+    shape = np.shape(x)
+    if len(shape) == 1 and np.shape(diagonal) == shape:
+        return np.diag(diagonal)
+    flat = np.ravel(np.broadcast_to(diagonal, shape))
+    return np.diag(flat).reshape(shape * 2)
 
 
 def batch_matmul_left(tg, ty, g, x, y):
@@ -382,6 +415,96 @@ def batch_matmul_right(tg, tx, g, x, y):
             part = np.swapaxes(tx, -1, -2) @ g
         out = out + part
     return out
+
+
+def _outer_directions(tangents, primals) -> int:
+    """How many directions an *outer* batched sweep carries, or 0: a forward sweep over
+    batched tangent code gives the tangent of a batched tangent one more leading axis."""
+    for t, p in zip(tangents, primals, strict=True):
+        if t is not None and np.ndim(t) > np.ndim(p):
+            return np.shape(t)[0]
+    return 0
+
+
+def _each_outer_direction(fn, tangents, primals, count):
+    """`fn(*tangents)` for each outer direction (an unbatched tangent passed as it is)."""
+    return np.stack(
+        [
+            fn(
+                *(
+                    t[k] if t is not None and np.ndim(t) > np.ndim(p) else t
+                    for t, p in zip(tangents, primals, strict=True)
+                )
+            )
+            for k in range(count)
+        ]
+    )
+
+
+def _terms(*parts):
+    """The sum of the parts that are not None (0.0 when none is)."""
+    found = [p for p in parts if p is not None]
+    return sum(found[1:], found[0]) if found else 0.0
+
+
+def matmul_tangent_jvp(tt, tx1, tx2, x1, x2, t, position, ans):
+    """The tangent of ``matmul_tangent(x1, x2, t, position, ans)`` from tangents `tt`, `tx1`,
+    `tx2` (None: none): it is bilinear in `t` and the operand at the other position (the one
+    at `position` is read only for its shape)."""
+    primals = (t, x1, x2)
+    count = _outer_directions((tt, tx1, tx2), primals)
+    if count:
+        return _each_outer_direction(
+            lambda a, b, c: matmul_tangent_jvp(a, b, c, x1, x2, t, position, ans),
+            (tt, tx1, tx2),
+            primals,
+            count,
+        )
+    other = None
+    if position == 0 and tx2 is not None:
+        other = matmul_tangent(x1, tx2, t, 0, ans)
+    elif position == 1 and tx1 is not None:
+        other = matmul_tangent(tx1, x2, t, 1, ans)
+    own = matmul_tangent(x1, x2, tt, position, ans) if tt is not None else None
+    return _terms(own, other)
+
+
+def batch_matmul_left_jvp(ttg, tty, tgv, ty_, tg, ty, g, x, y):
+    """The tangent of ``batch_matmul_left(tg, ty, g, x, y)`` (bilinear in ``(tg, y)`` and in
+    ``(g, ty)``) from the tangents `ttg`, `tty`, `tgv` (of `g`), `ty_` (of `y`)."""
+    primals = (tg, ty, g, y)
+    count = _outer_directions((ttg, tty, tgv, ty_), primals)
+    if count:
+        return _each_outer_direction(
+            lambda a, b, c, d: batch_matmul_left_jvp(a, b, c, d, tg, ty, g, x, y),
+            (ttg, tty, tgv, ty_),
+            primals,
+            count,
+        )
+    return _terms(
+        batch_matmul_left(ttg, tty, g, x, y) if ttg is not None or tty is not None else None,
+        batch_matmul_left(tg, None, g, x, ty_) if tg is not None and ty_ is not None else None,
+        batch_matmul_left(None, ty, tgv, x, y) if ty is not None and tgv is not None else None,
+    )
+
+
+def batch_matmul_right_jvp(ttg, ttx, tgv, tx_, tg, tx, g, x, y):
+    """The tangent of ``batch_matmul_right(tg, tx, g, x, y)`` (bilinear in ``(tg, x)`` and in
+    ``(g, tx)``) from the tangents `ttg`, `ttx`, `tgv` (of `g`), `tx_` (of `x`)."""
+    primals = (tg, tx, g, x)
+    count = _outer_directions((ttg, ttx, tgv, tx_), primals)
+    if count:
+        return _each_outer_direction(
+            lambda a, b, c, d: batch_matmul_right_jvp(a, b, c, d, tg, tx, g, x, y),
+            (ttg, ttx, tgv, tx_),
+            primals,
+            count,
+        )
+    return _terms(
+        batch_matmul_right(ttg, ttx, g, x, y) if ttg is not None or ttx is not None else None,
+        batch_matmul_right(tg, None, g, tx_, y) if tg is not None and tx_ is not None else None,
+        batch_matmul_right(None, tx, tgv, x, y) if tx is not None and tgv is not None else None,
+    )
 
 
 def _batched(t, primal) -> bool:

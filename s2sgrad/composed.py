@@ -11,6 +11,8 @@ vectorized sweep whose tangents carry a leading axis of directions:
   alone runs the adjoint code once for every output element at the same time;
 - `hessian`: a batched forward sweep over the generated gradient (forward-over-reverse).
 
+The Jacobian functions themselves are generated code calling those sweeps: `jacobian_code`.
+
 `sg.grad` of a generated function is computed the same way (forward mode over the generated
 code, one batched sweep per differentiated argument), so it needs forward rules only, which
 every primitive and every helper generated code calls has.
@@ -80,42 +82,10 @@ def wrt_names(f, wrt) -> tuple[tuple[str, ...], bool]:
     return _normalize_wrt(compiled.analysis.fn if compiled is not None else f, wrt)
 
 
-# -- batched forward sweeps -------------------------------------------------------------------
+# -- what the sweeps need ---------------------------------------------------------------------
 
 
-def batched_jvp(f, args: tuple, name: str, directions: np.ndarray):
-    """``(f(*args), tangents)`` with `directions` (leading axis: one per direction) as the
-    tangent of the parameter `name`, in one sweep."""
-    fn = concrete(f, args)
-    compiled = forward_transform(fn, (name,), batched=True)
-    return compiled.function_for(*args)(*args, directions)
-
-
-def diagonal_jacobian(f, args: tuple, name: str, index: int):
-    """The Jacobian of an elementwise function of argument `name` (see `_is_elementwise`)
-    from one unbatched tangent sweep with every direction at once (the ones vector), or None
-    when `f` is not elementwise in it or its output has another shape than the argument.
-
-    Each output element depends only on the same element of the argument, so the Jacobian is
-    diagonal and its diagonal is the JVP along ones: n times less work than n directions.
-    """
-    fn = concrete(f, args)
-    compiled = forward_transform(fn, (name,))
-    if not _is_elementwise(compiled):
-        return None
-    x = args[index]
-    if not (isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")):
-        return None
-    out, tangent = compiled.function_for(*args)(*args, np.ones_like(x))
-    if isinstance(out, (tuple, list, dict)) or np.shape(out) != np.shape(x):
-        return None
-    if np.ndim(x) == 1 and np.shape(tangent) == np.shape(x):
-        return np.diag(tangent)
-    diagonal = np.ravel(np.broadcast_to(tangent, np.shape(x)))
-    return np.diag(diagonal).reshape(np.shape(x) * 2)
-
-
-def _is_elementwise(compiled) -> bool:
+def is_elementwise(compiled) -> bool:
     """Every operation on the way from the differentiated argument to the output is an
     elementwise primitive or a copy: no reduction, indexing, container or user call mixes
     elements. (Cached on the compiled transform: a property of the code, not the values.)"""
@@ -130,31 +100,6 @@ def _is_elementwise(compiled) -> bool:
         )
         compiled._elementwise = cached
     return cached
-
-
-def forward_jacobian(f, args: tuple, name: str, index: int):
-    out, columns = batched_jvp(f, args, name, identity_directions(args[index]))
-    columns = np.asarray(columns)
-    out_shape = np.shape(out)
-    moved = np.moveaxis(columns.reshape((columns.shape[0], *out_shape)), 0, -1)
-    return moved.reshape((*out_shape, *np.shape(args[index])))
-
-
-def reverse_jacobian(f, args: tuple, name: str, index: int):
-    fn = concrete(f, args)
-    out = fn(*args)
-    compiled = vjp_transform(fn, (name,))
-    vjp_fn = compiled.function_for(*args, out)
-    seed_name = _seed_parameter(vjp_fn)
-    seeds = identity_directions(out)
-    forward = forward_transform(vjp_fn, (seed_name,), batched=True)
-    _, rows = forward.function_for(*args, out)(*args, out, seeds)
-    rows = np.asarray(rows)
-    return rows.reshape((*np.shape(out), *np.shape(args[index])))
-
-
-def _seed_parameter(fn) -> str:
-    return fn.__code__.co_varnames[fn.__code__.co_argcount - 1]
 
 
 def vjp_transform(fn, wrt: tuple[str, ...]) -> CompiledGradient:
@@ -205,28 +150,10 @@ def jacobian(f, wrt=0, mode="reverse"):
     _check_function(f, "jacobian")
     if mode not in ("reverse", "forward", "auto"):
         raise ValueError(f"mode must be 'reverse', 'forward' or 'auto'; got {mode!r}")
+    from .jacobian_code import composed_jacobian
+
     names, is_tuple = wrt_names(f, wrt)
-    params = parameter_names(f)
-
-    def jacobian_of_f(*args, **kwargs):
-        values = bind(f, args, kwargs)
-        results = []
-        for name in names:
-            index = params.index(name)
-            chosen = mode
-            if mode == "auto":
-                out_size = np.size(concrete(f, values)(*values))
-                chosen = "forward" if np.size(values[index]) < out_size else "reverse"
-            diagonal = diagonal_jacobian(f, values, name, index)
-            if diagonal is not None:
-                results.append(diagonal)
-                continue
-            build = forward_jacobian if chosen == "forward" else reverse_jacobian
-            results.append(build(f, values, name, index))
-        return tuple(results) if is_tuple else results[0]
-
-    jacobian_of_f.__name__ = f"jacobian_{f.__name__}"
-    return jacobian_of_f
+    return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
 def hessian(f, wrt=0):
@@ -246,8 +173,11 @@ def hessian(f, wrt=0):
     names, is_tuple = wrt_names(f, wrt)
     if is_tuple:
         raise ValueError("sg.hessian takes one argument to differentiate (wrt=index or name)")
+    from .jacobian_code import composed_jacobian
+
     gradient = grad(f, wrt=names[0])
-    return jacobian(gradient, wrt=names[0], mode="forward")
+    entry = f"hessian_{f.__name__}"
+    return composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
 
 
 def hvp(f, wrt=0):

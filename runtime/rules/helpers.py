@@ -57,19 +57,26 @@ from ..tangent_helpers import (
     batch_fresh_adjoint,
     batch_index,
     batch_matmul_left,
+    batch_matmul_left_jvp,
     batch_matmul_right,
+    batch_matmul_right_jvp,
     batch_permutation,
     batch_shape,
     batch_size,
     batch_unbroadcast,
     batch_unreduce,
     broadcast_tangent,
+    columns_to_jacobian,
+    diagonal_to_jacobian,
     einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
+    matmul_tangent,
+    matmul_tangent_jvp,
     norm_adjoint_tangent,
     norm_axes,
     prod_of_others_tangent,
+    rows_to_jacobian,
     solve_jvp,
     solve_jvp_tangent,
     solve_transposed_tangent,
@@ -125,6 +132,10 @@ registry.linear(
     batch_cumsum,
     batch_array,
     batch_concatenate,
+    # and of the code `sg.jacobian` generates (Jacobians of Jacobians)
+    columns_to_jacobian,
+    rows_to_jacobian,
+    diagonal_to_jacobian,
 )
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(solve_adjoint_a, positions=(0, 1))
@@ -223,3 +234,23 @@ def fresh_adjoint_(tangents, ans, g, x):
 @registry.batched(saved_slot)
 def saved_slot_(tangents, ans, x, index):
     return np.copy(batch_index(tangents[0], index))
+
+
+@registry.jvp(matmul_tangent)
+def matmul_tangent_(tangents, ans, x1, x2, t, position, ans0):
+    return matmul_tangent_jvp(tangents[2], tangents[0], tangents[1], x1, x2, t, position, ans0)
+
+
+@registry.jvp(batch_matmul_left)
+def batch_matmul_left_(tangents, ans, tg, ty, g, x, y):
+    return batch_matmul_left_jvp(
+        tangents[0], tangents[1], tangents[2], tangents[4], tg, ty, g, x, y
+    )
+
+
+@registry.jvp(batch_matmul_right)
+def batch_matmul_right_(tangents, ans, tg, tx, g, x, y):
+    return batch_matmul_right_jvp(
+        tangents[0], tangents[1], tangents[2], tangents[3], tg, tx, g, x, y
+    )
+

@@ -1,0 +1,103 @@
+"""`sg.jacobian` and `sg.hessian` are generated functions (s2sgrad/jacobian_code.py): their
+source is readable with `sg.source`, and they are differentiated again like any generated code.
+Checked against closed forms and central differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+A = np.random.default_rng(7).normal(size=(5, 5))
+
+
+def quadratic_plus_sines(x):
+    return np.sum(np.sin(x) * x**2) + x @ A @ x
+
+
+def sines_third_derivative(x):
+    # d^3/dx^3 of sin(x) * x**2
+    return 6 * np.cos(x) - 6 * x * np.sin(x) - x * x * np.cos(x)
+
+
+def test_hessian_source_shows_the_sweep_it_calls():
+    x = np.linspace(-1.0, 1.0, 5)
+    hessian = sg.hessian(quadratic_plus_sines)
+    text = sg.source(hessian, x)
+    assert "Hessian of quadratic_plus_sines" in text
+    assert "def hessian_quadratic_plus_sines(x):" in text
+    assert "identity_directions(x)" in text
+    assert "def jvp_dquadratic_plus_sinesdx(x, tx):" in text  # the batched sweep, appended
+    with pytest.raises(TypeError, match="pass example arguments"):
+        sg.source(hessian)
+
+
+def sines_and_square_of_sum(x):
+    return np.sum(np.sin(x) * x**2) + np.sum(x) ** 2
+
+
+@pytest.mark.parametrize("f", [sines_and_square_of_sum, quadratic_plus_sines])
+def test_jacobian_of_a_hessian_is_the_third_derivative(f):
+    # forward over the Hessian's forward-over-reverse code (reverse mode over generated
+    # forward code is not supported: its tangent helpers have forward rules only)
+    x = np.linspace(-1.0, 1.0, 5)
+    third = sg.jacobian(sg.hessian(f), mode="forward")(x)
+    expected = np.zeros((5, 5, 5))
+    expected[np.arange(5), np.arange(5), np.arange(5)] = sines_third_derivative(x)
+    assert third.shape == (5, 5, 5)
+    np.testing.assert_allclose(third, expected, atol=1e-10)
+
+
+def tanh_layer(W, v):
+    return np.tanh(W @ v)
+
+
+def test_grad_of_a_jacobian_matches_differences():
+    W = np.random.default_rng(0).normal(size=(3, 4))
+    v = np.linspace(-0.5, 0.5, 4)
+    jacobian = sg.jacobian(tanh_layer, wrt=1, mode="reverse")
+
+    def total(v):
+        return np.sum(jacobian(W, v))
+
+    got = sg.grad(jacobian, wrt=1)(W, v)
+    eps = 1e-6
+    expected = np.array(
+        [(total(v + eps * e) - total(v - eps * e)) / (2 * eps) for e in np.eye(4)]
+    )
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def scaled(x, y):
+    return np.exp(x) * y
+
+
+def test_elementwise_shortcut_falls_back_when_the_output_is_broadcast():
+    x = np.array([0.1, -0.2, 0.3])
+    y_same = np.array([1.0, 2.0, 3.0])
+    y_rows = np.arange(6.0).reshape(2, 3)
+    jacobian = sg.jacobian(scaled)
+    np.testing.assert_allclose(jacobian(x, y_same), np.diag(np.exp(x) * y_same))
+    assert "diagonal_to_jacobian" in sg.source(jacobian, x, y_same)
+    wide = jacobian(x, y_rows)  # same argument kinds, output (2, 3): the full sweep
+    expected = np.einsum("ij,jk->ijk", np.exp(x) * y_rows, np.eye(3))
+    assert wide.shape == (2, 3, 3)
+    np.testing.assert_allclose(wide, expected)
+
+
+def spread(x):
+    return np.outer(np.sin(x), x)
+
+
+def test_auto_mode_picks_by_size_at_run_time():
+    jacobian = sg.jacobian(spread, mode="auto")
+    x = np.array([0.3, -0.7])
+    text = sg.source(jacobian, x)
+    assert "if np.size(x) < np.size(_out):" in text
+    eye = np.eye(2)
+    expected = np.einsum("ik,j->ijk", np.diag(np.cos(x)), x) + np.einsum(
+        "i,jk->ijk", np.sin(x), eye
+    )
+    np.testing.assert_allclose(jacobian(x), expected, atol=1e-14)
+    np.testing.assert_allclose(sg.jacobian(spread, mode="reverse")(x), expected, atol=1e-14)
