@@ -30,6 +30,11 @@ def scalar_chain(x, y):
     return a * b - math.cos(y) * b
 
 
+def rational_chain(x, y):
+    c = math.sqrt(y * y + 1.0) * math.tanh(x)
+    return x / (1.0 + c * c) + 3.0 * c
+
+
 def broadcast_cancel(x, y):
     return np.sum(x - x + y * 2.0 - y)
 
@@ -79,9 +84,20 @@ def _run(function_source: str, name: str, *args):
     return namespace[name](*args)
 
 
-def _simplified(source: str) -> str:
+def _simplified(source: str, scalars: frozenset[str] = frozenset()) -> str:
     funcdef = cst.parse_module(textwrap.dedent(source)).body[0]
-    return cst.Module(body=(simplify(funcdef).visit(Parenthesize()),)).code
+    simplified = simplify(funcdef, scalars=scalars)
+    return cst.Module(body=(simplified.visit(Parenthesize()),)).code
+
+
+def _central_differences(f, args: tuple, h: float = 1e-6) -> list[float]:
+    slopes = []
+    for i in range(len(args)):
+        up, down = list(args), list(args)
+        up[i] += h
+        down[i] -= h
+        slopes.append((f(*up) - f(*down)) / (2 * h))
+    return slopes
 
 
 def test_pass_leaves_what_sympy_cannot_represent():
@@ -239,3 +255,64 @@ def test_an_adjoint_another_one_is_written_with_stays_defined():
     simple = sg.grad(passes_input.shared_difference, wrt=("x", "y"), simplify=True)(x, y)
     for got, want in zip(simple, plain, strict=True):
         np.testing.assert_allclose(got, want)
+
+
+def test_safe_divide_by_a_name_bounded_away_from_zero_is_a_division():
+    """``q = c * c + 1.0`` is at least 1, so ``safe_divide(g, q)`` is ``g / q`` and folds with
+    the arithmetic around it (no helper call left)."""
+    from s2sgrad.runtime import safe_divide
+
+    source = """
+    def f(g, c):
+        q = c * c + 1.0
+        r = safe_divide(g, q)
+        return r * c + r, q
+    """
+    out = _simplified(source)
+    assert "safe_divide(" not in out
+    namespace = {"np": np, "math": math, "safe_divide": safe_divide}
+    exec(out, namespace)
+    for g, c in ((0.0, 0.0), (1.5, 0.0), (-2.0, 3.0), (0.0, 1e200)):
+        r, q = namespace["f"](g, c)
+        assert q == c * c + 1.0
+        assert r == pytest.approx(g / (c * c + 1.0) * (c + 1.0), rel=1e-14)
+    c = np.array([-1.0, 0.0, 2.0])
+    r, _ = namespace["f"](np.array([1.0, 0.0, -3.0]), c)
+    np.testing.assert_allclose(r, np.array([1.0, 0.0, -3.0]) / (c * c + 1.0) * (c + 1.0))
+
+
+def test_cheap_scalar_temporaries_are_recomputed_where_read():
+    """On numbers, ``u = x * y`` read twice is written at both readers; ``math.sin(x)`` is
+    never computed twice, and on arrays (no scalars known) ``u`` stays a temporary."""
+    source = """
+    def f(x, y):
+        u = x * y
+        s = math.sin(x)
+        a = math.exp(u) * s
+        b = math.cos(u) - s
+        return a, b
+    """
+    on_numbers = _simplified(source, scalars=frozenset({"x", "y"}))
+    assert "u =" not in on_numbers
+    assert on_numbers.count("math.sin(") == 1
+    on_arrays = _simplified(source)
+    assert "u = x * y" in on_arrays
+    for x, y in ((0.3, -1.2), (2.0, 0.5)):
+        expected = (math.exp(x * y) * math.sin(x), math.cos(x * y) - math.sin(x))
+        assert _run(on_numbers, "f", x, y) == pytest.approx(expected, rel=1e-14)
+        assert _run(on_arrays, "f", x, y) == pytest.approx(expected, rel=1e-14)
+
+
+def test_scalar_gradient_without_safe_divide_is_shorter_and_right():
+    """The divisor ``1.0 + c * c`` cannot be 0, so the simplified gradient divides directly,
+    and its cheap temporaries are recomputed: fewer statements, same derivatives."""
+    plain = sg.grad(rational_chain, wrt=("x", "y"))
+    simple = sg.grad(rational_chain, wrt=("x", "y"), simplify=True)
+    entry = "drational_chaindx_y"
+    before, after = sg.source(plain, 0.4, -0.8), sg.source(simple, 0.4, -0.8)
+    assert "safe_divide(" in before and "safe_divide(" not in after.split("def ")[1]
+    assert _statements(after, entry) < _statements(before, entry)
+    for args in ((0.4, -0.8), (-1.3, 2.1), (0.0, 0.0)):
+        got = simple(*args)
+        assert got == pytest.approx(plain(*args), rel=1e-12, abs=1e-14)
+        assert got == pytest.approx(_central_differences(rational_chain, args), rel=1e-6)

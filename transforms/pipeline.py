@@ -147,7 +147,7 @@ def generate_gradient(
     if spec.simplify:  # sympy is imported only here, when asked for
         from .simplify import simplify
 
-        funcdef = simplify(funcdef)
+        funcdef = simplify(funcdef, scalars=scalar_params)
         _show(debug, "simplify", funcdef)
     if spec.given and spec.mode == "reverse":
         funcdef = drop_unread(funcdef)

@@ -13,6 +13,11 @@ Each segment becomes sympy expressions (names assigned in it substituted into la
 cheaper rewrites beyond it) and common subexpressions are shared with `sympy.cse`; the result
 is written back as NumPy code (``math`` functions when the segment used only those). A segment
 is written back only if that is cheaper by an operation count; otherwise it is left as it was.
+Pure runtime helpers are functions sympy does not look into, except ``safe_divide(g, q)`` where
+`q` (seen through the segment's names it was computed in) is a positive number plus something
+never negative: that is ``g / q``, and folds with the rest. On numbers (the specialization's
+Python-number parameters and values computed from them alone) a temporary that is one
+operation on names (``u * v``) is recomputed where it is read rather than kept as a statement.
 
 Shapes: a rewrite that drops a name from an output's expression could drop the broadcasting
 that name brought (``x - x + y`` is not ``y`` when `x` is the larger array), so an output whose
@@ -36,7 +41,9 @@ from .sympy_code import (
     STATEMENT_COST,
     Printer,
     Unprintable,
+    bounded_away_from_zero,
     floating,
+    one_operation,
     operations,
     shared_cost,
     written_cost,
@@ -73,6 +80,7 @@ PURE_HELPERS = frozenset(
 
 _SIMPLIFY_BUDGET = 40  # sympy.simplify only for expressions up to this many operations
 _INLINE_BUDGET = 400  # a larger expression ends its segment rather than grow further
+_REMATERIALIZE_OPERATIONS = 3  # recomputing a scalar temporary may add this many operations
 
 
 class _Unsupported(Exception):
@@ -87,6 +95,7 @@ class _Context:
     params: frozenset
     taken: set
     pure_helpers: frozenset
+    scalars: set  # names certainly holding one number (a Python or NumPy scalar)
     arithmetic: set = dataclasses.field(default_factory=set)  # targets segments took in
     floats: set = dataclasses.field(default_factory=set)  # names certainly holding floats
     counter: itertools.count = dataclasses.field(default_factory=lambda: itertools.count(1))
@@ -100,12 +109,16 @@ class _Context:
 
 
 def simplify(
-    funcdef: cst.FunctionDef, pure_helpers: frozenset[str] = PURE_HELPERS
+    funcdef: cst.FunctionDef,
+    pure_helpers: frozenset[str] = PURE_HELPERS,
+    scalars: frozenset[str] = frozenset(),
 ) -> cst.FunctionDef:
     """Simplify the arithmetic segments of `funcdef` with sympy (see the module docstring).
 
     `pure_helpers` names runtime helpers generated code may call that have no side effects
-    (``unbroadcast``, ...): calls of them may be moved or shared like NumPy calls.
+    (``unbroadcast``, ...): calls of them may be moved or shared like NumPy calls. `scalars`
+    names the parameters known to be numbers (the specialization's Python numbers): values
+    computed from them alone are cheap enough to compute twice (`_Graph.rematerialize`).
     """
     reads: collections.Counter = collections.Counter()
     writes: collections.Counter = collections.Counter()
@@ -126,7 +139,8 @@ def simplify(
         )
     )
     taken = set(reads) | set(writes) | set(params)
-    context = _Context(reads, writes, mutated, params, taken, pure_helpers)
+    unwritten_scalars = {p for p in scalars if p in params and not writes[p]}
+    context = _Context(reads, writes, mutated, params, taken, pure_helpers, unwritten_scalars)
     body = _block(list(funcdef.body.body), context)
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
 
@@ -265,6 +279,8 @@ class _Segment:
         )
         self.size[target] = size
         self.direct[target] = frozenset(names)
+        if all(n in context.scalars for n in names):  # arithmetic of numbers is a number
+            context.scalars.add(target)
         return True
 
     # -- libcst -> sympy ----------------------------------------------------------------------
@@ -333,13 +349,28 @@ class _Segment:
         except _Unsupported:
             del self.seen[seen:]
             return self.atom(node, inline)
-        if name == "safe_divide" and len(arguments) == 2 and _bounded_away_from_zero(arguments[1]):
+        if (
+            name == "safe_divide"
+            and len(arguments) == 2
+            and bounded_away_from_zero(self.resolved(arguments[1]))
+        ):
             numerator, denominator = arguments
             if numerator.is_Float and float(numerator).is_integer():
                 numerator = self.sp.Integer(int(numerator))  # 1 / y: no 1.0 * x to carry around
             return numerator / denominator  # safe_divide differs from x / y only where y is 0
         self.calls.add(name)
         return self.sp.Function(name)(*arguments)
+
+    def resolved(self, expr):
+        """`expr` with the segment's names replaced by what they hold (in terms of the
+        segment's inputs), so that a property of a value is seen through the names it was
+        computed in: the divisor ``_t13`` of ``safe_divide(g, _t13)`` is ``c * c + 1.0``."""
+        replacements = {
+            s: self.inlined[s.name]
+            for s in expr.free_symbols
+            if s.is_Symbol and self.inlined.get(s.name) is not None
+        }
+        return expr.xreplace(replacements) if replacements else expr
 
     def atom(self, node: cst.BaseExpression, inline: bool):
         """An opaque subexpression as one symbol: pure, and reading no name of the segment
@@ -476,6 +507,7 @@ class _Graph:
         self.outputs = outputs
         self.symbols = {name: self.sp.Symbol(name, real=True) for name in exprs}
         self.shared = False
+        self.recomputed = 0.0  # operations `rematerialize` added, less the statements it saved
 
     def names(self, expr) -> set[str]:
         return {self.segment.symbol_name(s) for s in expr.free_symbols}
@@ -486,10 +518,12 @@ class _Graph:
         return operations(self.sp, expr) if self.shared else shared_cost(self.sp, expr)
 
     def optimize(self) -> None:
-        """Common subexpressions once, shared factors out of sums, then fold what that left."""
+        """Common subexpressions once, shared factors out of sums, then fold what that left,
+        then recompute the cheapest scalar temporaries where they are read."""
         self.share()
         self.factor()
         self.fold()
+        self.rematerialize()
 
     # -- folding -------------------------------------------------------------------------------
 
@@ -524,6 +558,65 @@ class _Graph:
             return False
         self.exprs.update(new)
         del self.exprs[name]
+        return True
+
+    # -- rematerializing -----------------------------------------------------------------------
+
+    def rematerialize(self) -> None:
+        """Write a temporary that is one operation on names and numbers (``_s1 * dd``,
+        ``u * v``, ``1 / u``, ``-u``) and holds a number into its readers instead of holding it
+        in a statement, when that adds at most `_REMATERIALIZE_OPERATIONS` operations in all.
+
+        `fold` keeps such a value when it is read twice, as `sympy.cse` would: its cost model
+        counts operations, and an assignment costs less than a float operation. But on a number
+        the extra operations cost some 10-20 ns each in CPython, while a statement less is a
+        line less to read; on arrays each one is a pass over memory, so arrays never get here.
+        Transcendental functions are never recomputed (not one operation on atoms). The plans
+        of `_Segment.rewrite` are compared without the operations added here (`recomputed`), so
+        a plan is not turned down for the trade made on purpose.
+        """
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self.exprs):
+                if name not in self.outputs and self.rematerialize_one(name):
+                    changed = True
+
+    def rematerialize_one(self, name: str) -> bool:
+        value = self.exprs[name]
+        if not (one_operation(value) and self.is_scalar(self.symbols[name])):
+            return False
+        symbol = self.symbols[name]
+        readers = [r for r, e in self.exprs.items() if symbol in e.free_symbols]
+        if not readers:
+            return False
+        new = {r: self.exprs[r].xreplace({symbol: value}) for r in readers}
+        added = sum(operations(self.sp, e) for e in new.values()) - sum(
+            operations(self.sp, self.exprs[r]) for r in readers
+        )
+        if added - operations(self.sp, value) > _REMATERIALIZE_OPERATIONS + 1e-9:
+            return False
+        self.recomputed += added - operations(self.sp, value) - STATEMENT_COST
+        if any(not self.names(e) >= self.names(self.exprs[r]) - {name} for r, e in new.items()):
+            return False  # sympy dropped a name while substituting (u - u): keep the temporary
+        self.exprs.update(new)
+        del self.exprs[name]
+        return True
+
+    def is_scalar(self, symbol) -> bool:
+        """Whether `symbol` certainly holds a number: a name known to, or a temporary of this
+        graph computed from such names alone."""
+        scalars = self.segment.context.scalars
+        pending, seen = [symbol], set()
+        while pending:
+            current = pending.pop()
+            name = self.segment.symbol_name(current)
+            if name in seen or name in scalars:
+                continue
+            seen.add(name)
+            if name not in self.exprs:
+                return False
+            pending.extend(self.exprs[name].free_symbols)
         return True
 
     # -- sharing and factoring -----------------------------------------------------------------
@@ -625,14 +718,7 @@ class _Graph:
                     lines[start] = lines[start].with_changes(leading_lines=tuple(comments[root]))
         except Unprintable:
             return None
-        return cost, len(lines), lines
-
-
-def _bounded_away_from_zero(expr) -> bool:
-    """Whether `expr` is a positive number, or one plus something never negative (``1 +
-    exp(-x)``): then it is not 0 in floating point either, however its terms round."""
-    constant, rest = expr.as_coeff_Add()
-    return bool(constant.is_number and constant > 0 and (rest == 0 or rest.is_nonnegative))
+        return cost - max(self.recomputed, 0.0), len(lines), lines
 
 
 def _unique_comments(comments: list) -> list:

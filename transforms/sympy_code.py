@@ -194,3 +194,22 @@ def floating(sp, expr, floats: set) -> bool:
         if sub.is_Pow and not (sub.exp.is_Integer and sub.exp > 0):
             return True
     return False
+
+
+def one_operation(expr) -> bool:
+    """Whether `expr` is one arithmetic operation on names and numbers (a negation, a
+    product or sum of two, a reciprocal or a square), no function call."""
+    if not all(a.is_Symbol or a.is_Number for a in expr.args):
+        return False
+    if expr.is_Pow:
+        return expr.exp in (-1, 2)
+    if expr.is_Mul and len(expr.args) == 2:
+        return True
+    return bool(expr.is_Add and len(expr.args) == 2)
+
+
+def bounded_away_from_zero(expr) -> bool:
+    """Whether `expr` is a positive number, or one plus something never negative (``1 +
+    exp(-x)``): then it is not 0 in floating point either, however its terms round."""
+    constant, rest = expr.as_coeff_Add()
+    return bool(constant.is_number and constant > 0 and (rest == 0 or rest.is_nonnegative))
