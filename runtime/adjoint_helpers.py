@@ -218,6 +218,8 @@ def matmul_left(g, x, y):
     if x_nd == 1 and y_nd == 1:
         return g * y
     g = np.asarray(g)
+    if x_nd == 1 and y_nd == 2 and g.ndim == 1:
+        return y @ g  # (n,) @ (n, m) -> (m,)
     if y_nd == 1:
         # (..., n) @ (n,) -> (...): outer product of g with y
         return unbroadcast(np.expand_dims(g, -1) * y, x)
@@ -235,6 +237,8 @@ def matmul_right(g, x, y):
     if x_nd == 1 and y_nd == 1:
         return g * x
     g = np.asarray(g)
+    if x_nd == 2 and y_nd == 1 and g.ndim == 1:
+        return x.T @ g  # (k, n) @ (n,) -> (k,)
     if x_nd == 1:
         # (n,) @ (..., n, m) -> (..., m): outer product of x with g
         return unbroadcast(np.expand_dims(x, -1) * np.expand_dims(g, -2), y)

@@ -17,6 +17,8 @@ from .containers import ContainerAdjoint, is_container
 
 __all__ = [
     "accumulate_tangent",
+    "add_to_diagonal",
+    "add_to_diagonal_jvp",
     "batch_array",
     "batch_axis",
     "batch_concatenate",
@@ -34,6 +36,8 @@ __all__ = [
     "batch_unreduce",
     "broadcast_tangent",
     "columns_to_jacobian",
+    "diagonal_directions",
+    "diagonal_times",
     "diagonal_to_jacobian",
     "einsum_adjoint_tangent",
     "identity_directions",
@@ -51,6 +55,7 @@ __all__ = [
     "solve_tangent",
     "solve_transposed_tangent",
     "tangent_sum",
+    "times_diagonal",
     "writable_tangent",
     "zero_tangent",
 ]
@@ -333,11 +338,63 @@ def identity_directions(x):
     return np.eye(size, dtype=np.result_type(x, 1.0)).reshape((size, *shape))
 
 
-def columns_to_jacobian(columns, out, x):
+def diagonal_directions(x, c):
+    """``identity_directions(x)`` with direction ``k`` scaled by element ``k`` of `c`
+    (broadcast to x's shape): the batched tangent of a value that depends on the seeded
+    argument element by element, with `c` the diagonal of its Jacobian. The diagonal is
+    written into zeros (not multiplied into the identity), so an infinite slope stays off the
+    other directions."""
+    shape = np.shape(x)
+    if len(shape) == 1 and np.shape(c) == shape:
+        return np.diag(c)
+    size = math.prod(shape)
+    out = np.zeros((size, size), dtype=np.result_type(x, c, 1.0))
+    out.reshape(-1)[:: size + 1] = _flat_diagonal(c, shape)
+    return out.reshape((size, *shape))
+
+
+def add_to_diagonal(t, c, x):
+    """``t + diagonal_directions(x, c)`` for a batched tangent `t` of a value shaped like `x`:
+    a copy of `t` with `c` added along its diagonal, not a second full array."""
+    shape = np.shape(x)
+    size = math.prod(shape)
+    out = np.array(t, dtype=np.result_type(t, c, 1.0))  # a copy: `t` may be shared
+    out.reshape(-1)[:: size + 1] += _flat_diagonal(c, shape)
+    return out
+
+
+def _flat_diagonal(c, shape):
+    """`c` broadcast to `shape` and flattened (a number as it is)."""
+    if np.ndim(c) == 0:
+        return c
+    return np.ravel(c if np.shape(c) == shape else np.broadcast_to(c, shape))
+
+
+def diagonal_times(c, b):
+    """The batched tangent of ``v @ b`` for a vector `v` whose tangent is
+    ``diagonal_directions(v, c)`` and a constant `b` (a vector or a matrix): direction ``k``
+    is ``c[k] * b[k]``."""
+    if np.ndim(b) == 1 or np.ndim(c) == 0:
+        return c * b if np.ndim(b) == 1 else c * np.asarray(b)
+    return np.expand_dims(c, -1) * b
+
+
+def times_diagonal(b, c):
+    """The batched tangent of ``b @ v`` for a constant `b` (a vector or a matrix) and a vector
+    `v` whose tangent is ``diagonal_directions(v, c)``: direction ``k`` is ``c[k] * b[..., k]``."""
+    if np.ndim(b) == 1:
+        return b * c
+    return np.swapaxes(b * c, -1, -2)
+
+
+def columns_to_jacobian(columns, x):
     """The Jacobian, shaped ``out.shape + x.shape``, from a batched tangent sweep seeded with
-    every unit direction of `x` (`identity_directions`): direction ``k`` is column ``k``."""
+    every unit direction of `x` (`identity_directions`): direction ``k`` is column ``k``, an
+    array shaped like the output."""
     columns = np.asarray(columns)
-    out_shape = np.shape(out)
+    out_shape = columns.shape[1:]
+    if columns.ndim == 2 and len(out_shape) == 1 and np.ndim(x) == 1:
+        return columns.T  # (x.size, out.size) -> (out.size, x.size)
     moved = np.moveaxis(columns.reshape((columns.shape[0], *out_shape)), 0, -1)
     return moved.reshape((*out_shape, *np.shape(x)))
 
@@ -445,6 +502,22 @@ def _terms(*parts):
     """The sum of the parts that are not None (0.0 when none is)."""
     found = [p for p in parts if p is not None]
     return sum(found[1:], found[0]) if found else 0.0
+
+
+def add_to_diagonal_jvp(tt, tc, t, c, x):
+    """The tangent of ``add_to_diagonal(t, c, x)`` from tangents `tt` of `t` and `tc` of `c`
+    (None: none). It is linear in `t` and `c` together (``t + D(c)``), not in each apart, so
+    both are replaced at once."""
+    count = _outer_directions((tt, tc), (t, c))
+    if count:
+        return _each_outer_direction(
+            lambda a, b: add_to_diagonal_jvp(a, b, t, c, x), (tt, tc), (t, c), count
+        )
+    if tc is None:
+        return tt if tt is not None else 0.0
+    if tt is None:
+        return diagonal_directions(x, tc)
+    return add_to_diagonal(tt, tc, x)
 
 
 def matmul_tangent_jvp(tt, tx1, tx2, x1, x2, t, position, ans):

@@ -12,17 +12,21 @@ from .dispatch import CompiledGradient
 _cache: dict[tuple, CompiledGradient] = {}
 
 
-def forward_transform(f, wrt: tuple[str, ...], batched: bool = False) -> CompiledGradient:
-    """The compiled forward-mode transform of `f` for tangents of the parameters `wrt`."""
+def forward_transform(
+    f, wrt: tuple[str, ...], batched: bool = False, identity_seed: bool = False
+) -> CompiledGradient:
+    """The compiled forward-mode transform of `f` for tangents of the parameters `wrt` (with
+    `identity_seed`, of its one parameter along every unit direction, with no tangent
+    parameter: the columns of a Jacobian)."""
     if not isinstance(f, types.FunctionType):
         raise TypeError(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    key = (f.__code__, id(f.__globals__), wrt, batched, registry.version)
+    key = (f.__code__, id(f.__globals__), wrt, batched, identity_seed, registry.version)
     compiled = _cache.get(key)
     if compiled is None:
-        spec = GradSpec(wrt=wrt, mode="forward", batched=batched)
+        spec = GradSpec(wrt=wrt, mode="forward", batched=batched, identity_seed=identity_seed)
         compiled = _cache[key] = CompiledGradient(analyze(f, spec))
     return compiled
 

@@ -4,8 +4,9 @@ For each kind of arguments (their classes and ranks) a Jacobian is a few lines o
 Python that call the vectorized sweeps (see `composed`) and reshape what they return::
 
     def jacobian_f(x):
-        _out, _t0 = jvp_f(x, identity_directions(x))
-        return columns_to_jacobian(_t0, _out, x)
+        _t0 = jvp_f(x)  # the tangent along every unit direction of x: the columns
+        _j0 = columns_to_jacobian(_t0, x)
+        return _j0
 
 compiled once, so a call costs one dictionary lookup before the sweep itself (not a walk
 through the transform caches), `sg.source(jac, *args)` shows it with the code it calls, and,
@@ -16,7 +17,9 @@ Which sweep: for an argument on which the output depends element by element (see
 `composed.is_elementwise`), one unbatched tangent sweep along the ones vector gives the
 diagonal, guarded at run time by the output having the argument's shape; otherwise a batched
 forward sweep (one direction per input element) or a batched forward sweep over the VJP (one
-per output element), ``mode="auto"`` choosing at run time by the two sizes.
+per output element), ``mode="auto"`` choosing at run time by the two sizes. Both sweeps are
+seeded with the identity, so tangents that stay diagonal are kept as their diagonal
+(`transforms/diagonal.py`).
 """
 
 from __future__ import annotations
@@ -185,21 +188,21 @@ class _Builder:
         ]
 
     def _forward_lines(self, k: int, name: str) -> list[str]:
-        compiled = forward_transform(self.inner, (name,), batched=True)
+        compiled = forward_transform(self.inner, (name,), batched=True, identity_seed=True)
         jvp = self._use(compiled.function_for(*self.args))
         return [
-            f"_out, _t{k} = {jvp}({self.call_args}, identity_directions({name}))",
-            f"_j{k} = columns_to_jacobian(_t{k}, _out, {name})",
+            f"_t{k} = {jvp}({self.call_args})",
+            f"_j{k} = columns_to_jacobian(_t{k}, {name})",
         ]
 
     def _reverse_lines(self, k: int, name: str) -> list[str]:
         out = self.inner(*self.args)
         vjp_fn = vjp_transform(self.inner, (name,)).function_for(*self.args, out)
         seed = vjp_fn.__code__.co_varnames[vjp_fn.__code__.co_argcount - 1]
-        forward = forward_transform(vjp_fn, (seed,), batched=True)
+        forward = forward_transform(vjp_fn, (seed,), batched=True, identity_seed=True)
         over_vjp = self._use(forward.function_for(*self.args, out))
         return [
-            f"_, _t{k} = {over_vjp}({self.call_args}, _out, identity_directions(_out))",
+            f"_t{k} = {over_vjp}({self.call_args}, _out)",
             f"_j{k} = rows_to_jacobian(_t{k}[0], _out, {name})",
         ]
 

@@ -21,6 +21,7 @@ import libcst as cst
 from .activity import Activity
 from .adjoints import assign, call, index_value
 from .anf import NormalForm, name_expr
+from .diagonal import Diagonals, read_names
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append
 from .reverse import without_defaults
@@ -36,6 +37,11 @@ class ForwardSpec:
     entry: str
     wrt: tuple[str, ...]
     batched: bool = False
+    # batched, one parameter: its tangent is every unit direction of it (not a parameter),
+    # diagonal tangents stay diagonal (see `transforms/diagonal.py`), and the function
+    # returns the tangent alone (the columns of a Jacobian), so the value is computed only
+    # as far as the tangent needs it
+    identity_seed: bool = False
 
 
 class Tangents(TangentContext):
@@ -47,6 +53,8 @@ class Tangents(TangentContext):
         self.names: dict[str, str] = {}
         self.splits = splits
         self.callees: list = []
+        self.diagonals: Diagonals | None = None
+        self.tangent_only = False
 
     def name(self, primal: str) -> str:
         if primal not in self.names:
@@ -82,9 +90,16 @@ def forward(
     tangents = Tangents(namer, shapes, activity.active | frozenset(spec.wrt), spec.batched, splits)
     tangents.names.update(tangent_names or {})
     tangents.nf = nf
-    tangent_params = [cst.Param(cst.Name(tangents.name(p))) for p in spec.wrt]
     body: list = []
-    if spec.batched and spec.wrt:
+    if spec.identity_seed:
+        (seed,) = spec.wrt
+        tangents.diagonals = Diagonals(seed, tangents)
+        tangents.tangent_only = True
+        tangent_params = []
+        body.append(_line(assign("_batch", call("np.size", cst.Name(seed)))))
+    else:
+        tangent_params = [cst.Param(cst.Name(tangents.name(p))) for p in spec.wrt]
+    if spec.batched and spec.wrt and not spec.identity_seed:
         first = cst.Name(tangents.names[spec.wrt[0]])
         body.append(_line(assign("_batch", call("batch_size", first))))
     body.extend(forward_block(list(nf.funcdef.body.body), tangents, activity))
@@ -101,17 +116,34 @@ def forward(
 def forward_block(lines: list, tangents: Tangents, activity: Activity) -> list:
     """The normal-form `lines` with the tangent statements interleaved."""
     out: list = []
+    diagonals = tangents.diagonals
     for line in lines:
-        if isinstance(line, (cst.For, cst.While)):
-            body = forward_block(list(line.body.body), tangents, activity)
-            out.append(line.with_changes(body=line.body.with_changes(body=tuple(body))))
-            continue
-        if isinstance(line, cst.If):
-            out.append(_forward_if(line, tangents, activity))
+        if isinstance(line, (cst.For, cst.While, cst.If)):
+            if diagonals is not None:  # nothing stays diagonal through control flow
+                mentioned = read_names(line)
+                out.extend(_line(s) for s in diagonals.materialize(mentioned))
+                diagonals.forget(mentioned)
+            tangents.diagonals = None
+            if isinstance(line, cst.If):
+                out.append(_forward_if(line, tangents, activity))
+            else:
+                body = forward_block(list(line.body.body), tangents, activity)
+                out.append(line.with_changes(body=line.body.with_changes(body=tuple(body))))
+            tangents.diagonals = diagonals
             continue
         statement = line.body[0]
+        if diagonals is not None:
+            before, kept = _diagonal_statements(statement, tangents, activity)
+            out.extend(_line(s) for s in before)
+            if kept is not None:
+                out.append(line)
+                out.extend(_line(s) for s in kept)
+                continue
         if isinstance(statement, cst.Return):
             value = statement.value
+            if tangents.tangent_only:  # the columns of a Jacobian: the value is not wanted
+                out.append(line.with_changes(body=(cst.Return(tangents.of_or_zero(value)),)))
+                continue
             pair = cst.Tuple((cst.Element(value), cst.Element(tangents.of_or_zero(value))))
             out.append(line.with_changes(body=(cst.Return(pair),)))
             continue
@@ -125,6 +157,29 @@ def forward_block(lines: list, tangents: Tangents, activity: Activity) -> list:
         out.append(line)
         out.extend(_line(s) for s in _tangent_statements(op, statement, tangents))
     return out
+
+
+def _diagonal_statements(statement, tangents: Tangents, activity: Activity):
+    """With an identity seed: ``(before, after)``, the statements to emit before `statement`
+    (the full tangents it reads, when no rule of `transforms/diagonal.py` applies) and its
+    tangent statements when one does (else None: the statement is handled as usual)."""
+    diagonals = tangents.diagonals
+    if isinstance(statement, cst.Assign) and not is_append(statement):
+        op = activity.operation(statement)
+        if not any(t in tangents.active for t in op.targets):
+            diagonals.forget(op.targets)
+            return [], None  # nothing to differentiate: the diagonals it reads are not needed
+        kept = diagonals.tangent_statements(op, statement)
+        if kept is not None:
+            return [], kept
+        read = read_names(statement.value)
+        for target in statement.targets:  # ``y[0] = v`` writes into y's tangent: read it
+            if not isinstance(target.target, cst.Name):
+                read |= read_names(target.target)
+        before = diagonals.materialize(read)
+        diagonals.forget(op.targets)  # their tangents will be full ones
+        return before, None
+    return diagonals.materialize(read_names(statement)), None
 
 
 def _forward_if(line: cst.If, tangents: Tangents, activity: Activity) -> cst.If:

@@ -21,6 +21,8 @@ class GradSpec:
     simplify: bool = False
     mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal
     batched: bool = False  # forward mode: tangents carry a leading axis of directions
+    # batched forward mode, one parameter: the directions are every unit direction of it
+    identity_seed: bool = False
     seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
     # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
     # recorded values); parameters the result never reads are dropped (see transforms/given.py)

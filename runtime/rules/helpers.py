@@ -50,6 +50,8 @@ from ..containers import as_structure, part, parts_of, repeated
 from ..registry import registry
 from ..tangent_helpers import (
     accumulate_tangent,
+    add_to_diagonal,
+    add_to_diagonal_jvp,
     batch_array,
     batch_axis,
     batch_concatenate,
@@ -67,6 +69,8 @@ from ..tangent_helpers import (
     batch_unreduce,
     broadcast_tangent,
     columns_to_jacobian,
+    diagonal_directions,
+    diagonal_times,
     diagonal_to_jacobian,
     einsum_adjoint_tangent,
     identity_directions,
@@ -81,6 +85,7 @@ from ..tangent_helpers import (
     solve_jvp_tangent,
     solve_transposed_tangent,
     tangent_sum,
+    times_diagonal,
     writable_tangent,
     zero_tangent,
 )
@@ -138,6 +143,8 @@ registry.linear(
     diagonal_to_jacobian,
 )
 registry.linear(accumulate_at, positions=(0, 2))
+registry.linear(diagonal_directions, positions=(1,))
+registry.linear(diagonal_times, times_diagonal, positions=(0, 1))
 registry.linear(solve_adjoint_a, positions=(0, 1))
 registry.linear(matmul_left, dot_adjoint_a, inner_adjoint_a, positions=(0, 2))
 registry.linear(matmul_right, dot_adjoint_b, inner_adjoint_b, positions=(0, 1))
@@ -254,3 +261,8 @@ def batch_matmul_right_(tangents, ans, tg, tx, g, x, y):
         tangents[0], tangents[1], tangents[2], tangents[3], tg, tx, g, x, y
     )
 
+
+
+@registry.jvp(add_to_diagonal)
+def add_to_diagonal_(tangents, ans, t, c, x):
+    return add_to_diagonal_jvp(tangents[0], tangents[1], t, c, x)
