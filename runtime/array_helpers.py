@@ -55,8 +55,11 @@ def safe_divide(x, y):
     """
     if isinstance(x, float) and isinstance(y, float) and y:  # Python numbers: no array work
         return x / y if x else 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if isinstance(y, np.ndarray) and y.all():  # no zero divisor: no warning to silence
         quotient = np.divide(x, y)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quotient = np.divide(x, y)
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient

@@ -163,8 +163,7 @@ class Diagonals:
         other = b if op.primitive is matmul_left else a
         if ranks == (1, 1) and self._constant(g, (0,)) and self._is_diagonal_vector(other):
             # a scalar g times a diagonal vector: still diagonal
-            product = cst.BinaryOperation(g, cst.Multiply(), self.diagonal[other.value])
-            return self._keep(target, product)
+            return self._keep(target, _times(g, self.diagonal[other.value]))
         full_other = self.tangents.of(other)
         if ranks == (1, 1) and self._constant(g, (0,)) and other.value not in self.diagonal:
             if full_other is None:
@@ -235,7 +234,17 @@ class _Coefficients(TangentContext):
 
 
 def _is_one(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Float) and expr.value == ONE
+    return isinstance(expr, cst.Float) and float(expr.value) == 1.0
+
+
+def _times(a: cst.BaseExpression, b: cst.BaseExpression) -> cst.BaseExpression:
+    """``a * b``, or the other factor when one is the literal 1.0 (a unit diagonal stays
+    recognizably one, which the product rules use)."""
+    if _is_one(a):
+        return b
+    if _is_one(b):
+        return a
+    return cst.BinaryOperation(a, cst.Multiply(), b)
 
 
 def read_names(node: cst.CSTNode) -> set[str]:
