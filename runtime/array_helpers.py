@@ -361,6 +361,36 @@ def _matrix_norm_derivative(x, ans, ord):
     return np.sign(x) * extremum_weights(sums, ans, axis=(-2, -1), keepdims=True)
 
 
+def singular_derivative_tangent(x, tx, ord):
+    """The tangent along `tx` of ``d norm / d x`` for the nuclear (``U @ Vt``) and spectral
+    (``u_i v_i^T``, ``i`` the largest or smallest singular value) norms of the matrices on
+    the last two axes of `x`, from the derivative of the thin SVD ``x = U S Vt``:
+
+        dP = U^T dx V,  F[i, j] = 1 / (s_j^2 - s_i^2) (0 on the diagonal)
+        dU = U (F * (dP S + S dP^T)) + (I - U U^T) dx V S^-1
+        dV = V (F * (S dP + dP^T S)) + (I - V V^T) dx^T U S^-1
+
+    valid where the singular values are distinct and nonzero (where the norm is smooth)."""
+    u, s, vt = np.linalg.svd(x, full_matrices=False)
+    v = np.swapaxes(vt, -1, -2)
+    dp = np.swapaxes(u, -1, -2) @ tx @ v
+    s_row = s[..., None, :]  # s_j along the last axis
+    s_col = s[..., :, None]
+    gaps = s_row**2 - s_col**2
+    eye = np.eye(s.shape[-1], dtype=bool)
+    with np.errstate(divide="ignore"):
+        f = np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, gaps))
+    dp_t = np.swapaxes(dp, -1, -2)
+    du = u @ (f * (dp * s_row + s_col * dp_t))
+    dv = v @ (f * (s_col * dp + dp_t * s_row))
+    du = du + (tx @ v - u @ dp) / s_row  # the part of dx V outside U's columns
+    dv = dv + (np.swapaxes(tx, -1, -2) @ u - v @ dp_t) / s_row
+    if ord == "nuc":
+        return du @ vt + u @ np.swapaxes(dv, -1, -2)
+    i = 0 if ord == 2 else -1
+    return du[..., :, [i]] * vt[..., [i], :] + u[..., :, [i]] * np.swapaxes(dv, -1, -2)[..., [i], :]
+
+
 def delete_adjoint(g, arr, obj, axis=None):
     """The adjoint of ``np.delete(arr, obj, axis)``: `g` at the kept positions, zero at the
     deleted ones."""

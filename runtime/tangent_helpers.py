@@ -680,21 +680,43 @@ def solve_transposed_tangent(t_a, t_g, a, g, b, out):
     return solve_transposed(a, rhs, b)
 
 
+def _singular_part(g, tx, x, ord, axes, keepdims):
+    """``g * dD`` for the nuclear and spectral norms (``D`` depends on `x` alone)."""
+    from .adjoint_helpers import unreduce
+    from .array_helpers import singular_derivative_tangent
+
+    if tx is None:
+        return 0.0
+    rows, cols = axes[0] % x.ndim, axes[1] % x.ndim
+
+    def to_end(t):
+        return np.moveaxis(t, (rows, cols), (-2, -1))
+
+    def one(t):
+        d = singular_derivative_tangent(to_end(x), to_end(t), ord)
+        return np.moveaxis(d, (-2, -1), (rows, cols))
+
+    dD = np.stack([one(t) for t in tx]) if _batched(tx, x) else one(tx)
+    return unreduce(g, x, axes, keepdims) * dD
+
+
 def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=False):
     """The tangent of ``norm_adjoint(g, ans, x, ord, axis, keepdims)`` (``g * D`` with ``D =
     d norm / d x``) for the norms whose derivative is smooth where the norm is not 0: vector
     norms of any real ``ord`` and the Frobenius norm. Piecewise-linear norms (``ord`` 0, 1,
-    inf; induced 1 and inf) have a locally constant ``D``. The nuclear and spectral norms
-    raise LookupError: their second derivative needs the SVD's."""
+    inf; induced 1 and inf) have a locally constant ``D``. The nuclear and spectral norms'
+    ``D`` comes from the SVD, and so does its tangent (`singular_derivative_tangent`)."""
     from .adjoint_helpers import unreduce
-    from .array_helpers import _vector_norm_derivative, norm_adjoint, safe_divide
+    from .array_helpers import (
+        _vector_norm_derivative,
+        norm_adjoint,
+        safe_divide,
+    )
 
     x = np.asarray(x, dtype=np.result_type(x, 1.0))
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
     )
-    if matrix and ord in ("nuc", 2, -2):
-        raise LookupError(f"no second derivative registered for np.linalg.norm, ord={ord!r}")
     axes = tuple(range(x.ndim)) if axis is None and ord is not None else axis
 
     def expanded(t, primal):  # a reduced value (or its tangent) broadcast against x
@@ -709,6 +731,8 @@ def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=
         else:
             total = norm_adjoint(tg, ans, x, ord, axis, keepdims)
     p = 2.0 if ord in (None, "fro") else ord
+    if matrix and ord in ("nuc", 2, -2):
+        return total + _singular_part(g, tx, x, ord, axes, keepdims)
     if matrix and ord not in (None, "fro"):
         return total  # induced 1- and inf-norms: D is locally constant
     if not matrix and (p in (0, 1) or np.isinf(p)):
