@@ -9,13 +9,12 @@ generated lines, and executes it in a namespace holding the user's captured cons
 
 from __future__ import annotations
 
-import itertools
-import linecache
 from collections.abc import Mapping
 
 import libcst as cst
 import s2sgrad.runtime as runtime
 
+from .source import run_module
 from .walk import _NameReader, read_names, rewrite_statement
 
 # Python's operator precedence, low to high.
@@ -245,7 +244,6 @@ def _parenthesized(funcdef: cst.FunctionDef) -> cst.FunctionDef:
     return funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
 
 
-_counter = itertools.count(1)
 
 
 def compile_functions(source: str, entries: list[str], constants: Mapping[str, object]) -> list:
@@ -255,12 +253,5 @@ def compile_functions(source: str, entries: list[str], constants: Mapping[str, o
 
 
 def compile_module(source: str, entry: str, constants: Mapping[str, object]):
-    """Compile and run the module text; return its entry function."""
-    filename = f"<s2sgrad {entry} #{next(_counter)}>"
-    code = compile(source, filename, "exec")
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    namespace: dict[str, object] = {"__name__": f"s2sgrad.generated.{entry}", **constants}
-    exec(code, namespace)
-    function = namespace[entry]
-    function.__s2sgrad_source__ = source
-    return function
+    """Compile and run the module text; return its entry function (see `source.run_module`)."""
+    return run_module(source, [entry], constants)[0]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-import linecache
 import textwrap
 import types
 from collections.abc import Mapping
@@ -20,6 +19,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from .errors import TransformError
+from .source import source_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,39 +165,6 @@ def _statement_lines(funcdef: cst.FunctionDef, source: str, first_line: int) -> 
             break
         lines[statement] = first + first_line - 1
     return lines
-
-
-def source_lines(code: types.CodeType) -> tuple[list[str], int]:
-    """The lines of the definition `code` was compiled from, and the number of the first.
-
-    Like `inspect.getsourcelines`, but without its search through every loaded module and its
-    pure-Python tokenizer: the block ends at the last line the code (or code nested in it)
-    executes, extended over the lines that continue it (more indented, or closing brackets).
-    """
-    lines = linecache.getlines(code.co_filename)
-    if not lines:
-        raise OSError(f"no source for {code.co_filename}")
-    start = code.co_firstlineno - 1
-    end = max(_last_line(code), start + 1)
-    indent = len(lines[start]) - len(lines[start].lstrip())
-    while end < len(lines):
-        text = lines[end]
-        stripped = text.strip()
-        deeper = len(text) - len(text.lstrip()) > indent
-        if stripped and not deeper and not stripped.startswith((")", "]", "}")):
-            break
-        end += 1
-    while end > start + 1 and not lines[end - 1].strip():
-        end -= 1
-    return lines[start:end], start + 1
-
-
-def _last_line(code: types.CodeType) -> int:
-    last = max((line for _, _, line in code.co_lines() if line is not None), default=0)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            last = max(last, _last_line(const))
-    return last
 
 
 def _find_def(module: cst.Module, name: str) -> cst.FunctionDef | None:

@@ -13,27 +13,17 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import importlib
-import math
 import types
 from collections.abc import Mapping
 
 import libcst as cst
-import numpy as np
 
 from .parse import ParsedFunction
+from .spelling import RESERVED, canonical_spelling
 
-# Names generated code binds itself (its imports and the runtime helpers it calls); a user
-# constant or local variable with one of these names is renamed.
-_runtime = importlib.import_module("s2sgrad.runtime")
-RESERVED = frozenset({"np", "math"}) | frozenset(_runtime.__all__)
-
-_NUMPY_NAMESPACES: tuple[tuple[str, types.ModuleType], ...] = (
-    ("np", np),
-    ("np.linalg", np.linalg),
-    ("np.fft", np.fft),
-    ("np.random", np.random),
-)
+# Names generated code binds itself (RESERVED: its imports and the runtime helpers it calls);
+# a user constant or local variable with one of these names is renamed. Both it and
+# `canonical_spelling` live in `spelling`, which the on-disk cache uses without libcst.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,33 +82,6 @@ class Resolution:
             if "." not in spelled and canonical_spelling(value) is None:
                 names[spelled] = value
         return names
-
-
-def canonical_spelling(value: object) -> str | None:
-    """``np.<name>`` for NumPy objects, ``math.<name>`` for math, the name for builtins."""
-    if value is np:
-        return "np"
-    if value is math:
-        return "math"
-    for prefix, module in _NUMPY_NAMESPACES:
-        if value is module:
-            return prefix
-    name = getattr(value, "__name__", None)
-    if not isinstance(name, str):
-        return None
-    if name in RESERVED and getattr(_runtime, name, None) is value:
-        return name  # a runtime helper (generated code transformed again): imported as is
-    try:
-        for prefix, module in _NUMPY_NAMESPACES:
-            if getattr(module, name, None) is value:
-                return f"{prefix}.{name}"
-        if getattr(math, name, None) is value:
-            return f"math.{name}"
-        if getattr(builtins, name, None) is value:
-            return name
-    except TypeError:  # objects whose comparison is unusual
-        return None
-    return None
 
 
 class _NameCollector(cst.CSTVisitor):

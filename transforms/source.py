@@ -3,7 +3,7 @@ text compiled into live functions.
 
 `parse` and `codegen` do the same as part of the compiler; these copies exist so that a
 process finding its transforms in the on-disk cache (`s2sgrad.disk_cache`) never imports
-libcst or the passes. (`parse.source_lines` and `codegen.compile_module` can import from here.)
+libcst or the passes. (`parse` and `codegen` import these from here.)
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def run_module(
     """Compile generated module text, register it with `linecache` (tracebacks and pdb show
     its lines), run it in a namespace holding `constants`; return the functions `entries`.
 
-    Like `codegen.compile_module`, the first entry carries the text as ``__s2sgrad_source__``
+    The first entry carries the text as ``__s2sgrad_source__``
     (what `sg.source` and `sg.export` read). `origin` goes into the file name shown in
     tracebacks, e.g. ``" (from the disk cache)"``.
     """
