@@ -1,9 +1,9 @@
 """From a tape's recording to a compiled adjoint: prune, lower to straight-line Python, compile.
 
 A `Recording` is what one tape keeps. Each recorded call is a node ``(fn, args, kwargs, inputs,
-values, result, refs, first, count, constants)``: the primitive, the arguments as written
-(Tensors in them), the Tensors among them in the order `apply` found them, their values at the
-time, the result Tensor (or a tuple of them), a *ref* per input, the number of the first value
+result, refs, first, count, constants)``: the primitive, the arguments as written (Tensors in
+them), the Tensors among them in the order `apply` found them, the result Tensor (or a tuple of
+them), a *ref* per input (a tuple), the number of the first value
 the call produced and how many, and the array constants among its static arguments. Values are
 numbered as they are produced (``t0, t1, ...``); a ref is that number, or ``-1 - k`` for the
 k-th *leaf*: a Tensor (or a Variable's value at that moment) that no recorded call produced.
@@ -235,11 +235,12 @@ class Recording:
     def watch(self, tensor) -> None:
         """Track `tensor` from now on (a leaf, unless a recorded call produced it)."""
         if id(tensor) not in self.tracked:
-            self.leaf(tensor, tensor._value, self.tracked)
+            self.leaf(tensor, self.tracked)
 
-    def leaf(self, tensor, value, index: dict) -> int:
-        """A new leaf for `tensor` holding `value`, registered in `index` (`tracked` or
-        `constants`); its ref."""
+    def leaf(self, tensor, index: dict) -> int:
+        """A new leaf for `tensor` holding its current value, registered in `index`
+        (`tracked` or `constants`); its ref."""
+        value = tensor._value
         ref = -1 - len(self.leaf_values)
         self.leaf_objects.append(tensor)
         self.leaf_values.append(value)
@@ -266,7 +267,7 @@ class Recording:
             return None
         return ref
 
-    def add(self, fn, args, kwargs, inputs, values, refs, result, outs) -> None:
+    def add(self, fn, args, kwargs, inputs, refs: tuple, result, outs) -> None:
         """Append a call with a tuple or list `result` whose inputs have `refs`: `outs` are
         its Tensors, of which the floating ones become tracked. (`GradientTape._record`
         appends calls with a single result itself, the same way.)"""
@@ -277,10 +278,8 @@ class Recording:
             if out._value.dtype.kind in "fc":
                 self.tracked[id(out)] = len(outputs)
             outputs.append(out)
-        self.keys.append((sig, tuple(refs), len(outs)))
-        self.nodes.append(
-            (fn, args, kwargs, inputs, values, result, refs, first, len(outs), constants)
-        )
+        self.keys.append((sig, refs, len(outs)))
+        self.nodes.append((fn, args, kwargs, inputs, result, refs, first, len(outs), constants))
         if fn.__class__ is CustomCall:
             self.has_custom = True
 
@@ -325,13 +324,13 @@ def prune(recording: Recording, targets: list, sources: list) -> list[int]:
     marked = []
     for index in range(len(nodes) - 1, -1, -1):
         node = nodes[index]
-        first, count = node[7], node[8]
+        first, count = node[6], node[7]
         produces = (
             first in needed if count == 1 else not needed.isdisjoint(range(first, first + count))
         )
         if produces and node[0].__class__ is not CustomCall:
             marked.append(index)
-            needed.update(node[6])
+            needed.update(node[5])
     reached = set()
     for s in sources:
         reached.update(recording.leaves_of.get(id(s), ()))
@@ -340,9 +339,9 @@ def prune(recording: Recording, targets: list, sources: list) -> list[int]:
     relevant = []
     for index in reversed(marked):
         node = nodes[index]
-        if not reached.isdisjoint(node[6]):
+        if not reached.isdisjoint(node[5]):
             relevant.append(index)
-            reached.update(range(node[7], node[7] + node[8]))
+            reached.update(range(node[6], node[6] + node[7]))
     return relevant
 
 
@@ -412,7 +411,7 @@ def lower(
     for index in relevant:
         node = nodes[index]
         refs = []
-        for ref in node[6]:
+        for ref in node[5]:
             slot = local.get(ref) if ref >= 0 else None
             if slot is None:
                 a = arg_of.get(ref)
@@ -421,15 +420,15 @@ def lower(
                     a = arg_of[ref] = argument(origin, source_of.get(ref))
                 slot = -1 - a
             refs.append(slot)
-        consts = [-1 - argument((_CONST, index, j), None) for j in range(len(node[9]))]
+        consts = [-1 - argument((_CONST, index, j), None) for j in range(len(node[8]))]
         outs, seeds = [], []
-        for number in range(node[7], node[7] + node[8]):
+        for number in range(node[6], node[6] + node[7]):
             local[number] = len(given)
             outs.append(len(given))
             given.append(number)
             if number in source_of:  # a source computed here: add a zero to take its gradient
                 seeds.append(number)
-        result = node[5]
+        result = node[4]
         is_tuple = result.__class__ is not Tensor
         item = (node, tuple(refs), tuple(consts), tuple(outs), is_tuple)
         low.items.append(item)
@@ -474,7 +473,7 @@ def gather(recording: Recording, origins, targets: list, output_gradients: list)
         elif kind == _LEAF:
             obj, value = recording.leaf_objects[a], recording.leaf_values[a]
         elif kind == _CONST:
-            obj = value = recording.nodes[a][9][b]
+            obj = value = recording.nodes[a][8][b]
         elif kind == _SEED:
             obj = recording.outputs[a]
             value = np.zeros_like(obj._value)
@@ -646,7 +645,7 @@ _GATHER = {
     _GIVEN: "outputs[{a}]._value",
     _VALUE: "outputs[{a}]._value",
     _LEAF: "leaves[{a}]",
-    _CONST: "nodes[{a}][9][{b}]",
+    _CONST: "nodes[{a}][8][{b}]",
     _SEED: "zeros_like(outputs[{a}]._value)",
     _OUTPUT_GRADIENT: "plain(ogs[{a}])",
     _TARGET: "targets[{a}]._value",
@@ -781,6 +780,15 @@ def region_gradients(recording: Recording, targets, output_gradients, sources, e
     return plan.run(outputs, leaves, nodes, targets, output_gradients)
 
 
+def planned(recording: Recording, targets, output_gradients, sources) -> Plan | None:
+    """The `Plan` already made for this recording structure if it has a backward sweep to run
+    (None otherwise: `backprop` makes, or decides, the rest)."""
+    plan = _plans.get(recording.plan_key(targets, output_gradients, sources))
+    if plan is None or plan is _UNCONNECTED or plan.compiled.backward is None:
+        return None
+    return plan
+
+
 def _plan(recording: Recording, targets, output_gradients, sources):
     relevant = prune(recording, targets, sources)
     ids = {id(s) for s in sources}
@@ -802,13 +810,13 @@ def backprop(
         return region_gradients(recording, targets, output_gradients, sources, exclude)
     nodes = recording.nodes
     customs = [i for i, node in enumerate(nodes) if node[0].__class__ is CustomCall]
-    cut_outputs = [o for i in customs for o in _outputs(nodes[i][5])]
+    cut_outputs = [o for i in customs for o in _outputs(nodes[i][4])]
     everything = list(sources) + cut_outputs
     grads = region_gradients(recording, targets, output_gradients, everything, exclude)
     pending = {id(o): g for o, g in zip(cut_outputs, grads[len(sources) :], strict=True)}
     result = grads[: len(sources)]
     for index in reversed(customs):
-        fn, _, _, inputs, _, out = nodes[index][:6]
+        fn, _, _, inputs, out = nodes[index][:5]
         outs = _outputs(out)
         dys = [pending.pop(id(o), None) for o in outs]
         if all(dy is None for dy in dys):

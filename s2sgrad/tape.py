@@ -136,62 +136,103 @@ class GradientTape:
         return self._recording.nodes
 
     # -- recording (called by tensor.apply) ---------------------------------------------------
-    def _record(self, fn, args, kwargs, inputs, values, result):
-        """Append the call to the recording if an input is tracked (this is the hot path:
-        every operation on a Tensor under an active tape comes through here; the node
-        layout is `lowering.Recording`'s)."""
+    def _record(self, fn, args, kwargs, inputs, result):
+        """Append the call to the recording if an input is tracked. This is the hot path:
+        every operation on a Tensor under an active tape comes through here, so the common
+        case (two inputs, each a recorded result, a leaf or a constant Tensor; one floating
+        result) is spelled out; the node layout is `lowering.Recording`'s."""
         recording = self._recording
-        tracked = recording.tracked
-        hit = False
-        refs = []
-        for x in inputs:  # x._value is still the value the call read
-            ref = tracked.get(id(x))
-            if ref is not None:
-                hit = True
-                if ref < 0 and recording.leaf_values[-1 - ref] is not x._value:
-                    ref = recording.leaf(x, x._value, tracked)  # a Variable assigned since
-            elif x.__class__ is Variable and self._watch_accessed and x._trainable:
-                if x._value.dtype.kind in "fc":
-                    self._variables[id(x)] = x
-                    ref = recording.leaf(x, x._value, tracked)
-                    hit = True
-            refs.append(ref)
-        if not hit:
-            return
+        if len(inputs) != 2:
+            refs = self._refs(recording, inputs)
+            if refs is None:
+                return
+        else:
+            tracked = recording.tracked
+            x, y = inputs
+            rx = tracked.get(id(x))
+            ry = tracked.get(id(y))
+            if rx is None:
+                if ry is None or x.__class__ is not Tensor or y.__class__ is not Tensor:
+                    refs = self._refs(recording, inputs)
+                    if refs is None:
+                        return
+                else:
+                    refs = None  # x is a constant: its ref is looked up below
+            elif ry is None and y.__class__ is not Tensor:
+                refs = self._refs(recording, inputs)
+            elif (rx < 0 and x.__class__ is not Tensor) or (
+                ry is not None and ry < 0 and y.__class__ is not Tensor
+            ):
+                refs = self._refs(recording, inputs)
+            else:
+                refs = None
         if registry.version != _nondifferentiable_version:
             _refresh_nondifferentiable()
         if fn in _nondifferentiable:
             return
-        if None in refs:  # untracked inputs: constants of the recording
-            constants = recording.constants
-            for i, ref in enumerate(refs):
-                if ref is None:
-                    x = inputs[i]
-                    ref = constants.get(id(x))
-                    if ref is None or recording.leaf_values[-1 - ref] is not x._value:
-                        ref = recording.leaf(x, x._value, constants)
-                    refs[i] = ref
-        if result.__class__ is Tensor:
-            if result._value.dtype.kind in "fc":
-                outputs = recording.outputs
-                first = len(outputs)
-                outputs.append(result)
-                tracked[id(result)] = first
-                if args is inputs:  # the fast paths: only Tensor arguments, nothing static
-                    sig, constants = fn, ()
-                else:
-                    sig, constants = lowering.signature(fn, args, kwargs)
-                    if fn.__class__ is lowering.CustomCall:
-                        recording.has_custom = True
-                recording.keys.append((sig, tuple(refs)))
-                recording.nodes.append(
-                    (fn, args, kwargs, inputs, values, result, refs, first, 1, constants)
-                )
+        if refs is None:
+            refs = (
+                _constant_ref(recording, x) if rx is None else rx,
+                _constant_ref(recording, y) if ry is None else ry,
+            )
+        elif None in refs:
+            refs = _constant_refs(recording, inputs, refs)
+        if result.__class__ is not Tensor:
+            self._record_several(fn, args, kwargs, inputs, refs, result)
             return
+        value = result._value
+        if value.dtype is not _FLOAT64 and value.dtype.kind not in "fc":
+            return
+        outputs = recording.outputs
+        first = len(outputs)
+        outputs.append(result)
+        recording.tracked[id(result)] = first
+        if args is inputs:  # the fast paths: only Tensor arguments, nothing static
+            recording.keys.append((fn, refs))
+            recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, ()))
+        else:
+            sig, constants = lowering.signature(fn, args, kwargs)
+            if fn.__class__ is lowering.CustomCall:
+                recording.has_custom = True
+            recording.keys.append((sig, refs))
+            node = (fn, args, kwargs, inputs, result, refs, first, 1, constants)
+            recording.nodes.append(node)
+
+    def _refs(self, recording, inputs) -> tuple | None:
+        """The refs of `inputs` (None for an untracked one), or None if none is tracked.
+        Trainable Variables read for the first time start being watched here."""
+        tracked = recording.tracked
+        refs = []
+        hit = False
+        for x in inputs:  # x._value is still the value the call read
+            ref = tracked.get(id(x))
+            if ref is None:
+                if x.__class__ is not Tensor:
+                    ref = self._accessed(x)
+                    hit = hit or ref is not None
+            else:
+                hit = True
+                if ref < 0 and x.__class__ is not Tensor:  # a Variable assigned since?
+                    if recording.leaf_values[-1 - ref] is not x._value:
+                        ref = recording.leaf(x, tracked)
+            refs.append(ref)
+        return tuple(refs) if hit else None
+
+    def _accessed(self, x):
+        """The ref of untracked input `x` if the tape starts watching it now (a trainable
+        floating Variable read with ``watch_accessed_variables``), else None."""
+        if isinstance(x, Variable):
+            if self._watch_accessed and x._trainable and x._value.dtype.kind in "fc":
+                self._variables[id(x)] = x
+                return self._recording.leaf(x, self._recording.tracked)
+        return None
+
+    def _record_several(self, fn, args, kwargs, inputs, refs, result):
+        """A call with a tuple or list of results: recorded if one of them is floating."""
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         outs = [o for o in outputs if isinstance(o, Tensor)]
         if len(outs) == len(outputs) and any(o._value.dtype.kind in "fc" for o in outs):
-            recording.add(fn, args, kwargs, inputs, values, refs, result, outs)
+            self._recording.add(fn, args, kwargs, inputs, refs, result, outs)
 
     # -- gradients ---------------------------------------------------------------------------
     def _start_call(self, method: str):
@@ -232,6 +273,11 @@ class GradientTape:
             RuntimeError: a second call on a non-persistent tape.
             LookupError: the path goes through a primitive with no gradient rule.
         """
+        if output_gradients is None and target.__class__ is Tensor and sources.__class__ is list:
+            if unconnected_gradients is UnconnectedGradients.NONE and not self._used:
+                grads = self._planned_gradient(target, sources)
+                if grads is not None:
+                    return grads
         unconnected = _unconnected(unconnected_gradients)
         targets = _flatten(target, "gradient", "target")
         flat_sources = _flatten(sources, "gradient", "sources")
@@ -259,6 +305,34 @@ class GradientTape:
         finally:
             if not self._persistent:
                 self._recording = lowering.Recording()
+
+    def _planned_gradient(self, target: Tensor, sources: list) -> list | None:
+        """`gradient` for a training loop's call, one Tensor target and a flat list of distinct
+        tracked floating sources, whose `lowering.Plan` is already made: straight to the
+        compiled backward sweep. None when anything is less simple (the general path)."""
+        recording = self._recording
+        others = tensor.recording
+        if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
+            return None
+        tracked = recording.tracked
+        for s in sources:
+            if s.__class__ is not Variable and s.__class__ is not Tensor:
+                return None
+            if id(s) not in tracked or s._value.dtype.kind not in "fc":
+                return None
+        if len({id(s) for s in sources}) != len(sources):
+            return None
+        targets, ogs = [target], [None]
+        plan = lowering.planned(recording, targets, ogs, sources)
+        if plan is None:
+            return None
+        if not self._persistent:
+            self._used = True
+            self._recording = lowering.Recording()
+        grads = plan.run(recording.outputs, recording.leaf_values, recording.nodes, targets, ogs)
+        self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
+        none = UnconnectedGradients.NONE
+        return [_finish(g, s, none) for g, s in zip(grads, sources, strict=True)]
 
     def _gradients(self, targets, ogs, sources) -> list:
         recording = self._recording
@@ -359,6 +433,23 @@ class GradientTape:
             self._finish_call()
 
 
+def _constant_ref(recording, x) -> int:
+    """The ref of untracked input `x`: a leaf of `recording.constants`."""
+    ref = recording.constants.get(id(x))
+    if ref is None or recording.leaf_values[-1 - ref] is not x._value:
+        ref = recording.leaf(x, recording.constants)
+    return ref
+
+
+def _constant_refs(recording, inputs, refs: tuple) -> tuple:
+    """`refs` with those of the untracked inputs (None) filled in."""
+    return tuple(
+        _constant_ref(recording, x) if ref is None else ref
+        for x, ref in zip(inputs, refs, strict=True)
+    )
+
+
+_FLOAT64 = np.dtype(np.float64)
 _nondifferentiable: frozenset = frozenset()  # primitives registered without a gradient
 _nondifferentiable_version = -1  # the registry version it was built for
 

@@ -24,6 +24,48 @@ __all__ = ["Tensor", "Variable", "constant"]
 recording: list = []
 
 
+def _operator(fn):
+    """``Tensor.__add__`` and friends: `_binary` for ``fn(self, other)``, with the common
+    operands (a Tensor, an ndarray, a Python number) handled here to save a call per op."""
+
+    def method(self, other):
+        cls = other.__class__
+        if cls is Tensor or cls is Variable:
+            vb = other._value
+            inputs = None
+        elif cls is float or cls is np.ndarray or cls is int:
+            vb = other
+            inputs = (self,)
+        else:
+            return _binary(fn, self, other)
+        if self.__class__ is not Tensor and self.__class__ is not Variable:
+            return _binary(fn, self, other)
+        out = fn(self._value, vb)
+        if out.__class__ is np.ndarray or isinstance(out, np.generic):
+            result = _new(Tensor)
+            result._value = out
+        else:
+            result = _wrap(out)
+        if recording:
+            args = (self, other)
+            for tape in recording:
+                tape._record(fn, args, None, args if inputs is None else inputs, result)
+        return result
+
+    method.__name__ = f"__{fn.__name__}__"
+    return method
+
+
+def _reflected(fn):
+    """``Tensor.__radd__`` and friends: ``fn(other, self)``."""
+
+    def method(self, other):
+        return _binary(fn, other, self)
+
+    method.__name__ = f"__r{fn.__name__}__"
+    return method
+
+
 class Tensor:
     """An immutable NumPy value that GradientTapes can record operations on.
 
@@ -121,54 +163,23 @@ class Tensor:
     def __array_function__(self, func, types, args, kwargs):
         return apply(func, args, kwargs)
 
-    # -- operators ------------------------------------------------------------------------------
-    def __add__(self, other):
-        return _binary(operator.add, self, other)
-
-    def __radd__(self, other):
-        return _binary(operator.add, other, self)
-
-    def __sub__(self, other):
-        return _binary(operator.sub, self, other)
-
-    def __rsub__(self, other):
-        return _binary(operator.sub, other, self)
-
-    def __mul__(self, other):
-        return _binary(operator.mul, self, other)
-
-    def __rmul__(self, other):
-        return _binary(operator.mul, other, self)
-
-    def __truediv__(self, other):
-        return _binary(operator.truediv, self, other)
-
-    def __rtruediv__(self, other):
-        return _binary(operator.truediv, other, self)
-
-    def __floordiv__(self, other):
-        return _binary(operator.floordiv, self, other)
-
-    def __rfloordiv__(self, other):
-        return _binary(operator.floordiv, other, self)
-
-    def __mod__(self, other):
-        return _binary(operator.mod, self, other)
-
-    def __rmod__(self, other):
-        return _binary(operator.mod, other, self)
-
-    def __pow__(self, other):
-        return _binary(operator.pow, self, other)
-
-    def __rpow__(self, other):
-        return _binary(operator.pow, other, self)
-
-    def __matmul__(self, other):
-        return _binary(operator.matmul, self, other)
-
-    def __rmatmul__(self, other):
-        return _binary(operator.matmul, other, self)
+    # -- operators (made by `_operator` and `_reflected` above) -----------------------------------
+    __add__ = _operator(operator.add)
+    __radd__ = _reflected(operator.add)
+    __sub__ = _operator(operator.sub)
+    __rsub__ = _reflected(operator.sub)
+    __mul__ = _operator(operator.mul)
+    __rmul__ = _reflected(operator.mul)
+    __truediv__ = _operator(operator.truediv)
+    __rtruediv__ = _reflected(operator.truediv)
+    __floordiv__ = _operator(operator.floordiv)
+    __rfloordiv__ = _reflected(operator.floordiv)
+    __mod__ = _operator(operator.mod)
+    __rmod__ = _reflected(operator.mod)
+    __pow__ = _operator(operator.pow)
+    __rpow__ = _reflected(operator.pow)
+    __matmul__ = _operator(operator.matmul)
+    __rmatmul__ = _reflected(operator.matmul)
 
     def __neg__(self):
         return _unary(operator.neg, self)
@@ -402,29 +413,26 @@ _new = object.__new__  # a Tensor without __init__ (its value is set next)
 # -- applying a primitive -------------------------------------------------------------------------
 
 
-def _unwrap_args(args) -> tuple[list, list, list]:
-    """Plain values of `args` (Tensors replaced, one level of lists/tuples looked into), the
-    Tensors found, and their values at this moment (a Variable's value may change later)."""
-    plain, inputs, values = [], [], []
+def _unwrap_args(args) -> tuple[list, list]:
+    """Plain values of `args` (Tensors replaced, one level of lists/tuples looked into) and
+    the Tensors found."""
+    plain, inputs = [], []
     for arg in args:
         if isinstance(arg, Tensor):
-            value = arg._value
-            plain.append(value)
+            plain.append(arg._value)
             inputs.append(arg)
-            values.append(value)
         elif isinstance(arg, (list, tuple)) and any(isinstance(a, Tensor) for a in arg):
             parts = []
             for item in arg:
                 if isinstance(item, Tensor):
                     parts.append(item._value)
                     inputs.append(item)
-                    values.append(item._value)
                 else:
                     parts.append(item)
             plain.append(type(arg)(parts))
         else:
             plain.append(arg)
-    return plain, inputs, values
+    return plain, inputs
 
 
 def apply(fn, args: tuple, kwargs: dict | None = None):
@@ -440,13 +448,12 @@ def apply(fn, args: tuple, kwargs: dict | None = None):
 
 
 def _apply_general(fn, args: tuple, kwargs: dict | None):
-    plain, inputs, values = _unwrap_args(args)
+    plain, inputs = _unwrap_args(args)
     if kwargs:
         kw = {}
         for key, value in kwargs.items():
             if isinstance(value, Tensor):
                 inputs.append(value)
-                values.append(value._value)
                 value = value._value
             kw[key] = value
         out = fn(*plain, **kw)
@@ -455,7 +462,7 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     result = _wrap(out)
     if recording and inputs:
         for tape in recording:
-            tape._record(fn, args, kwargs, inputs, values, result)
+            tape._record(fn, args, kwargs, inputs, result)
     return result
 
 
@@ -473,7 +480,7 @@ def _unary(fn, a):
     if recording:
         args = (a,)
         for tape in recording:
-            tape._record(fn, args, None, args, (va,), result)
+            tape._record(fn, args, None, args, result)
     return result
 
 
@@ -484,17 +491,17 @@ def _binary(fn, a, b):
         va = a._value
         if cb is Tensor or cb is Variable:
             vb = b._value
-            inputs = values = None
+            inputs = None
         elif cb is list or cb is tuple or isinstance(b, Tensor):
             return _unusual_binary(fn, a, b)
         else:
             vb = b
-            inputs, values = (a,), (va,)
+            inputs = (a,)
     elif cb is Tensor or cb is Variable:
         if ca is list or ca is tuple or isinstance(a, Tensor):
             return _unusual_binary(fn, a, b)
         va, vb = a, b._value
-        inputs, values = (b,), (vb,)
+        inputs = (b,)
     else:
         return _apply_general(fn, (a, b), None)
     out = fn(va, vb)
@@ -505,10 +512,8 @@ def _binary(fn, a, b):
         result = _wrap(out)
     if recording:
         args = (a, b)
-        if inputs is None:
-            inputs, values = args, (va, vb)
         for tape in recording:
-            tape._record(fn, args, None, inputs, values, result)
+            tape._record(fn, args, None, args if inputs is None else inputs, result)
     return result
 
 
@@ -552,11 +557,11 @@ def wrap(value):
 
 def apply_custom(call, args: tuple, value):
     """Record a call whose result `value` is already computed (a custom-gradient function)."""
-    _, inputs, values = _unwrap_args(args)
+    _, inputs = _unwrap_args(args)
     result = _wrap(np.asarray(value) if not isinstance(value, np.generic) else value)
     if isinstance(result, Tensor) and result._value.ndim == 0 and isinstance(value, float):
         result._value = result._value[()]
     if recording and inputs:
         for tape in recording:
-            tape._record(call, args, None, inputs, values, result)
+            tape._record(call, args, None, inputs, result)
     return result
