@@ -545,38 +545,32 @@ def matmul_tangent_jvp(tt, tx1, tx2, x1, x2, t, position, ans):
 def batch_matmul_left_jvp(ttg, tty, tgv, ty_, tg, ty, g, x, y):
     """The tangent of ``batch_matmul_left(tg, ty, g, x, y)`` (bilinear in ``(tg, y)`` and in
     ``(g, ty)``) from the tangents `ttg`, `tty`, `tgv` (of `g`), `ty_` (of `y`)."""
-    primals = (tg, ty, g, y)
-    count = _outer_directions((ttg, tty, tgv, ty_), primals)
-    if count:
-        return _each_outer_direction(
-            lambda a, b, c, d: batch_matmul_left_jvp(a, b, c, d, tg, ty, g, x, y),
-            (ttg, tty, tgv, ty_),
-            primals,
-            count,
-        )
-    return _terms(
-        batch_matmul_left(ttg, tty, g, x, y) if ttg is not None or tty is not None else None,
-        batch_matmul_left(tg, None, g, x, ty_) if tg is not None and ty_ is not None else None,
-        batch_matmul_left(None, ty, tgv, x, y) if ty is not None and tgv is not None else None,
-    )
+    return _product_helper_jvp(batch_matmul_left, "y", (ttg, tty, tgv, ty_), (tg, ty, g, x, y))
 
 
 def batch_matmul_right_jvp(ttg, ttx, tgv, tx_, tg, tx, g, x, y):
     """The tangent of ``batch_matmul_right(tg, tx, g, x, y)`` (bilinear in ``(tg, x)`` and in
     ``(g, tx)``) from the tangents `ttg`, `ttx`, `tgv` (of `g`), `tx_` (of `x`)."""
-    primals = (tg, tx, g, x)
-    count = _outer_directions((ttg, ttx, tgv, tx_), primals)
+    return _product_helper_jvp(batch_matmul_right, "x", (ttg, ttx, tgv, tx_), (tg, tx, g, x, y))
+
+
+def _product_helper_jvp(helper, operand, tangents, primals):
+    """The tangent of ``helper(tg, t, g, x, y)``, a batched product helper bilinear in ``(tg,
+    operand)`` and in ``(g, t)``, `operand` being ``"x"`` or ``"y"``; `tangents` are those of
+    ``tg``, ``t``, ``g`` and the operand (None: none)."""
+    ttg, tt, tgv, top = tangents
+    tg, t, g, x, y = primals
+    own = (tg, t, g, x if operand == "x" else y)
+    count = _outer_directions(tangents, own)
     if count:
         return _each_outer_direction(
-            lambda a, b, c, d: batch_matmul_right_jvp(a, b, c, d, tg, tx, g, x, y),
-            (ttg, ttx, tgv, tx_),
-            primals,
-            count,
+            lambda *each: _product_helper_jvp(helper, operand, each, primals), tangents, own, count
         )
+    moved = (top, y) if operand == "x" else (x, top)
     return _terms(
-        batch_matmul_right(ttg, ttx, g, x, y) if ttg is not None or ttx is not None else None,
-        batch_matmul_right(tg, None, g, tx_, y) if tg is not None and tx_ is not None else None,
-        batch_matmul_right(None, tx, tgv, x, y) if tx is not None and tgv is not None else None,
+        helper(ttg, tt, g, x, y) if ttg is not None or tt is not None else None,
+        helper(tg, None, g, *moved) if tg is not None and top is not None else None,
+        helper(None, t, tgv, x, y) if t is not None and tgv is not None else None,
     )
 
 

@@ -101,3 +101,19 @@ def test_auto_mode_picks_by_size_at_run_time():
     )
     np.testing.assert_allclose(jacobian(x), expected, atol=1e-14)
     np.testing.assert_allclose(sg.jacobian(spread, mode="reverse")(x), expected, atol=1e-14)
+
+
+W = np.random.default_rng(3).normal(size=(3, 4))
+
+
+def cubes_of_a_product(x):
+    return np.sum((W @ x) ** 3)
+
+
+def test_third_order_grad_through_a_matrix_product():
+    # grad of the sum of grad of the sum of grad: 6 W^T (W 1)**2, whatever x is (the forward
+    # rules of the batched product helpers, differentiated once more)
+    x = np.array([0.2, -0.1, 0.4, 0.3])
+    third = sg.grad(sg.grad(sg.grad(cubes_of_a_product)))
+    c = W @ np.ones(4)
+    np.testing.assert_allclose(third(x), 6 * W.T @ (c * c), rtol=1e-10)
