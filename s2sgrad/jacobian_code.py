@@ -82,7 +82,7 @@ class ComposedJacobian:
     def generic(self):
         raise TypeError(
             f"the generated {self.what} depends on the kinds of the arguments: pass example "
-            "arguments, sg.source(fn, *args)"
+            "arguments, sg.source(fn, *args) or sg.export(fn, path, *args)"
         )
 
     def wrapper(self) -> types.FunctionType:
@@ -108,7 +108,6 @@ class _Builder:
         self.args = args
         self.inner = concrete(composed.f, args)
         self.namespace: dict = dict(_HELPERS)
-        self.called: list = []  # the generated functions called, for the appended sources
         self.call_args = ", ".join(composed.params)
 
     def function(self) -> types.FunctionType:
@@ -132,13 +131,8 @@ class _Builder:
             + "\n".join("    " + line for line in lines)
             + f"\n    return {returned}\n"
         )
+        # sg.source and sg.export reach the sweeps through the globals (merged_source)
         function = codegen.compile_module(source, composed.entry, self.namespace)
-        appendix = "".join(
-            f"\n\n# called above:\n\n{fn.__s2sgrad_source__}"
-            for fn in self.called
-            if hasattr(fn, "__s2sgrad_source__")  # not the user's own function
-        )
-        function.__s2sgrad_source__ = source + appendix
         return function
 
     def _use(self, fn) -> str:
@@ -150,7 +144,6 @@ class _Builder:
         while alias in self.namespace:
             alias += "_"
         self.namespace[alias] = fn
-        self.called.append(fn)
         return alias
 
     def _jacobian_lines(self, k: int, name: str) -> list[str]:

@@ -26,13 +26,16 @@ __all__ = ["export"]
 _READABLE_SIZE = 256  # arrays up to this size are written as nested lists, larger ones as bytes
 
 
-def export(fn, path) -> str:
+def export(fn, path, *example_args) -> str:
     """Write the generated source of `fn` as a module that needs only numpy and s2sgrad.runtime.
 
     Args:
         fn: a function returned by an s2sgrad transform (``sg.grad(f)``, ...). The general
             specialization is written, so the module accepts every argument type `fn` does.
         path: the file to write (str or path-like); written atomically, replacing a file there.
+        example_args: arguments like those `fn` will be called with: the specialization they
+            select is written instead (as for `sg.source`). Needed for transforms of generated
+            code (``sg.hessian(f)``, ``sg.grad(sg.grad(f))``), whose code depends on them.
 
     Returns:
         The path written, as a string. ``import``-ing it (or running it with ``exec``) defines
@@ -51,7 +54,7 @@ def export(fn, path) -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike; got {type(path).__name__}")
     path = os.fspath(path)
-    entry = _generated_entry(fn)
+    entry = _generated_entry(fn, example_args)
     text = standalone_source(entry)
     compile(text, path, "exec")  # a bug here must not leave a broken file behind
     directory = os.path.dirname(os.path.abspath(path))
@@ -67,12 +70,18 @@ def export(fn, path) -> str:
     return path
 
 
-def _generated_entry(fn) -> types.FunctionType:
+def _generated_entry(fn, example_args: tuple = ()) -> types.FunctionType:
     from .dispatch import CompiledGradient
 
     compiled = getattr(fn, "__wrapped_transform__", None)
+    if example_args and hasattr(compiled, "for_arguments"):
+        from .composed import bind
+
+        return compiled.for_arguments(bind(fn, example_args)).function
     if isinstance(compiled, CompiledGradient):
         return compiled.generic().function
+    if hasattr(compiled, "generic"):  # a transform of generated code: needs example arguments
+        compiled.generic()
     if isinstance(fn, types.FunctionType) and hasattr(fn, "__s2sgrad_source__"):
         return fn
     raise TypeError(

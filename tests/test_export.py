@@ -172,3 +172,24 @@ def test_source_of_a_function_with_callees_is_one_module():
     exec(compile(text, "merged", "exec"), namespace)
     for a, b in zip(namespace["dwith_constantsdx_y"](x, 0.5), df(x, 0.5), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-14)
+
+
+MATRIX = np.array([[1.0, 2.0, 0.5], [-1.0, 0.3, 2.0], [0.0, 1.5, -0.7]])
+
+
+def sines_and_quadratic(x):
+    return np.sum(np.sin(x) * x**2) + x @ MATRIX @ x
+
+
+def test_a_hessian_is_exported_for_example_arguments(tmp_path):
+    hessian = sg.hessian(sines_and_quadratic)
+    x = np.array([0.1, -0.2, 0.3])
+    with pytest.raises(TypeError, match=r"sg.export\(fn, path, \*args\)"):
+        sg.export(hessian, tmp_path / "h.py")
+    path = sg.export(hessian, tmp_path / "h.py", x)
+    text = open(path).read()
+    assert "def hessian_sines_and_quadratic(x):" in text and "MATRIX" in text
+    run = _run_exported(path, ["hessian_sines_and_quadratic(np.array([0.1, -0.2, 0.3]))"])
+    assert run["results"] == [_exact(hessian(x))]
+    closed = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x)) + MATRIX + MATRIX.T
+    np.testing.assert_allclose(hessian(x), closed, atol=1e-12)
