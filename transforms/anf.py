@@ -20,6 +20,9 @@ literal, and ARG is an ATOM or a tuple/list literal of ATOMs (``np.concatenate([
 ``axis=(0, 1)``). Every name is assigned once (a reassigned ``x`` becomes ``x_1``); augmented
 assignment is expanded. The first statement coming from each source line carries the comment
 ``# line N: <source>``; `origins` maps each assigned name to the user's position for messages.
+
+Loops are normalized by `anf_loops` (a mixin of the normalizer here); what a block of
+statements assigns or whether it always leaves is read by `blocks`.
 """
 
 from __future__ import annotations
@@ -29,8 +32,20 @@ import types
 from collections.abc import Mapping
 
 import libcst as cst
-from s2sgrad.runtime import registry
 
+from .anf_loops import END_OF_ITERATION, LoopNormalizing
+from .blocks import (
+    NestedReads,
+    always_exits,
+    contains_jump,
+    copy_line,
+    first_line,
+    indented,
+    iter_small_statements,
+    maybe,
+    names_in_target,
+    statements_of_else,
+)
 from .naming import Namer
 from .operations import is_append
 from .parse import ParsedFunction
@@ -108,7 +123,7 @@ def is_literal(expr: cst.BaseExpression) -> bool:
 _NO_PARENS = {"lpar": (), "rpar": ()}
 
 
-class _Normalizer:
+class _Normalizer(LoopNormalizing):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
         self.parsed = parsed
         self.resolution = resolution
@@ -142,7 +157,7 @@ class _Normalizer:
             statements = [cst.SimpleStatementLine(body=body.body)]
         else:
             statements = list(body.body)
-        if not _always_exits(statements):
+        if not always_exits(statements):
             # falling off the end returns None: make that explicit, so every path returns
             statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
         self.block(statements)
@@ -156,14 +171,14 @@ class _Normalizer:
                 self.end_iteration()
                 return True
             self.source_line = self.parsed.statement_line(statement)
-            self.comment = f"# line {self.source_line}: {_first_line(statement)}"
+            self.comment = f"# line {self.source_line}: {first_line(statement)}"
             if isinstance(statement, cst.If):
                 consumed, leaves = self.if_statement(statement, statements[k + 1 :])
                 if consumed or leaves:
                     return leaves
                 continue
             if isinstance(statement, (cst.For, cst.While)):
-                returns = _contains_jump(list(statement.body.body), (cst.Return,))
+                returns = contains_jump(list(statement.body.body), (cst.Return,))
                 if isinstance(statement, cst.For):
                     self.for_statement(statement)
                 else:
@@ -195,29 +210,6 @@ class _Normalizer:
                     return True
         return False
 
-    def leave_loop(self, node: cst.Break) -> None:
-        """``break``: count the iteration, copy values to the loop's header names (what
-        follows the loop reads), then leave."""
-        if not self.loops:
-            raise self.parsed.error(node, "break outside a loop")
-        self.end_iteration(leaving=True)
-        self.emit(cst.Break())
-
-    def end_iteration(self, leaving: bool = False) -> None:
-        """What ends every path through a loop body: count the iteration, recompute a while
-        loop's condition (unless `leaving`), copy values back to the header names."""
-        headers, counter, condition = self.loops[-1]
-        if counter is not None:
-            one_more = cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Integer("1"))
-            self.assign([cst.Name(counter)], one_more)
-        if condition is not None and not leaving:
-            name, test = condition
-            self.assign([cst.Name(name)], test, origin_node=test)
-        for name, header in headers.items():
-            version = self.current.get(name)
-            if version is not None and version != header:
-                self.lines.append(_copy_line(header, version))
-
     def return_statement(self, node: cst.Return) -> None:
         value = node.value if node.value is not None else cst.Name("None")
         if self.loop_depth:  # store the value, note that it returned, leave the loop
@@ -237,11 +229,11 @@ class _Normalizer:
         single exit, the end of the loop body). Returns (the rest was consumed, every path
         leaves for good)."""
         then_statements = list(node.body.body)
-        else_statements = _else_statements(node.orelse)
-        carry = rest if _contains_jump(then_statements + else_statements) else []
-        if carry and not _always_exits(then_statements):
+        else_statements = statements_of_else(node.orelse)
+        carry = rest if contains_jump(then_statements + else_statements) else []
+        if carry and not always_exits(then_statements):
             then_statements += carry
-        if carry and not _always_exits(else_statements):
+        if carry and not always_exits(else_statements):
             else_statements += carry
         test = self.atom(node.test)
         both_exit = self.branch(
@@ -252,198 +244,6 @@ class _Normalizer:
             self.emit(cst.Return(self.output))
             return True, True
         return bool(carry), both_exit
-
-    def for_statement(self, node: cst.For) -> None:
-        """``for i in range(...)``: every name the body assigns gets one *header* name, the
-        value at the start of an iteration (its version before the loop, or the name itself);
-        the body is in single-assignment form and ends with copies back to the header names."""
-        if node.orelse is not None:
-            raise self.parsed.error(node.orelse, "for ... else is not supported")
-        if isinstance(node.asynchronous, cst.Asynchronous):
-            raise self.parsed.error(node, "async for is not supported by s2sgrad")
-        iterable, index_name, prologue = self.iteration(node)
-        loop_line, comment = self.source_line, self.comment
-        counter = None
-        if _contains_jump(
-            list(node.body.body), (cst.Break, cst.Return)
-        ):  # it may stop early  # the adjoint needs the number of iterations
-            counter = self.namer.fresh("_trips")
-            self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
-        self.comment = None
-        collector = _AssignedNames()
-        node.body.visit(collector)
-        assigned = [n for n in collector.names if n != index_name]
-        names = [*assigned, counter] if counter is not None else assigned
-        names += self.returning(node)
-        headers = self.loop_headers_for(names, loop_line)
-        target = self.define(index_name)
-        self.line_of[target] = loop_line
-        self.loop_headers[target] = tuple(headers.values())
-        if counter is not None:
-            self.loop_counts[target] = headers[counter]
-
-        def read_elements() -> None:  # the elements this iteration reads
-            for name, sequence in prologue:
-                if sequence is None:
-                    element = cst.Name(target)  # enumerate's counter is the index itself
-                else:
-                    index = cst.SubscriptElement(cst.Index(cst.Name(target)))
-                    element = cst.Subscript(sequence, (index,))
-                new = self.define(name)
-                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
-                self.origins[new] = self.origin(node.target)
-
-        loop = (headers, headers.get(counter) and counter, None)
-        body = self.loop_body(loop, list(node.body.body), read_elements)
-        self.source_line = loop_line
-        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
-        self.lines.append(
-            cst.For(
-                target=cst.Name(target),
-                iter=iterable,
-                body=_indented(body),
-                leading_lines=leading,
-            )
-        )
-
-    def returning(self, node) -> list[str]:
-        """For a loop with a return in it: the result and the flag saying it returned, set
-        before the loop so that they can be carried through it."""
-        if not _contains_jump(list(node.body.body), (cst.Return,)):
-            return []
-        if self.result not in self.current:
-            self.assign([cst.Name(self.result)], cst.Name("None"), origin_node=node)
-        self.assign([cst.Name(self.returned)], cst.Name("False"), origin_node=node)
-        return [self.result, self.returned]
-
-    def loop_body(self, loop: tuple, statements: list, prologue=None) -> list:
-        """The normal form of a loop body: the body's names start as the header names, every
-        path ends its iteration (see `end_iteration`), and the header names hold the values
-        after the loop."""
-        headers = loop[0]
-        outer, self.lines = self.lines, []
-        self.current.update(headers)
-        self.loop_depth += 1
-        self.depth += 1
-        self.loops.append(loop)
-        if prologue is not None:
-            prologue()
-        self.block([*statements, END_OF_ITERATION])
-        self.loops.pop()
-        self.depth -= 1
-        self.loop_depth -= 1
-        self.current.update(headers)
-        body, self.lines = self.lines, outer
-        return body
-
-    def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
-        """A new *header* name for each variable a loop assigns: its value at the start of an
-        iteration. A variable defined before the loop is copied into its header first; the
-        loop never overwrites the version before it, which the adjoints of earlier statements
-        may read."""
-        headers = {}
-        for name in names:
-            if name in self.current:
-                header = self.namer.version(name)
-                self.lines.append(_copy_line(header, self.current[name]))
-            else:
-                header = self.define(name)
-            self.defined.add(header)
-            self.line_of[header] = loop_line
-            headers[name] = header
-        return headers
-
-    def while_statement(self, node: cst.While) -> None:
-        """``while test: body`` as ``c = test; while c: body; c = test`` with ``c`` and an
-        iteration counter carried like any other value (header names, back-edge copies); the
-        counter tells the adjoint how many iterations to run backwards."""
-        if node.orelse is not None:
-            raise self.parsed.error(node.orelse, "while ... else is not supported")
-        loop_line, comment = self.source_line, self.comment
-        condition, counter = self.namer.fresh("_running"), self.namer.fresh("_trips")
-        self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
-        self.assign([cst.Name(condition)], node.test, origin_node=node.test)
-        self.comment = None
-        collector = _AssignedNames()
-        node.body.visit(collector)
-        names = [*collector.names, condition, counter, *self.returning(node)]
-        headers = self.loop_headers_for(names, loop_line)
-        self.loop_headers[headers[condition]] = tuple(headers.values())
-        self.loop_counts[headers[condition]] = headers[counter]
-        body = self.loop_body((headers, counter, (condition, node.test)), list(node.body.body))
-        self.source_line = loop_line
-        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
-        self.lines.append(
-            cst.While(
-                test=cst.Name(headers[condition]), body=_indented(body), leading_lines=leading
-            )
-        )
-
-    def iteration(self, node: cst.For):
-        """How a loop iterates, as an index loop: the ``range`` to run over, the name of the
-        index, and (name, sequence) pairs for the names each iteration reads from sequences
-        (``for v in x`` reads ``v = x[i]``; ``enumerate`` and ``zip`` read several)."""
-        target, source = node.target, node.iter
-        if _is_builtin_call(source, "range", self.resolution):
-            if not isinstance(target, cst.Name):
-                raise self.parsed.error(target, "a loop over range needs a plain name as target")
-            return self.atom(source), target.value, []
-        if self._gives_constants(source):
-            # ``for i in backwards(r)`` (an adjoint loop), ``for k in np.argsort(x)``: the
-            # items carry no derivative, so the loop runs over them as they are
-            if not isinstance(target, cst.Name):
-                raise self.parsed.error(target, "a loop over indices needs a plain name as target")
-            return self.atom(source), target.value, []
-        if _is_builtin_call(source, "reversed", self.resolution) and len(source.args) == 1:
-            # any other sequence read backwards, item by item (a range popped off a stack
-            # by the adjoint of a nested loop, a list): ``v = s[i]`` for i = n-1, ..., 0
-            sequence = self.atom(source.args[0].value)
-            names = _target_names(target, 1)
-            if names is None:
-                raise self.parsed.error(target, "this loop target does not match what it iterates")
-            count = self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(sequence),)))
-            last = self.atom_of(cst.BinaryOperation(count, cst.Subtract(), cst.Integer("1")))
-            minus_one = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
-            backwards = (cst.Arg(last), cst.Arg(minus_one), cst.Arg(minus_one))
-            iterable = self.atom_of(cst.Call(cst.Name("range"), backwards))
-            return iterable, self.namer.fresh("_i"), [(names[0], sequence)]
-        if _is_builtin_call(source, "enumerate", self.resolution):
-            if len(source.args) != 1:
-                raise self.parsed.error(source, "enumerate with a start is not supported yet")
-            sequences = [None, self.sequence_atom(source.args[0].value)]
-        elif _is_builtin_call(source, "zip", self.resolution):
-            sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
-        else:
-            sequences = [self.sequence_atom(source)]
-        names = _target_names(target, len(sequences))
-        if names is None:
-            raise self.parsed.error(target, "this loop target does not match what it iterates")
-        lengths = [
-            self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(seq),)))
-            for seq in sequences
-            if seq is not None
-        ]
-        count = lengths[0]
-        if len(lengths) > 1:
-            count = self.atom_of(cst.Call(cst.Name("min"), tuple(cst.Arg(n) for n in lengths)))
-        iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
-        index = self.namer.fresh("_i")
-        return iterable, index, list(zip(names, sequences, strict=True))
-
-    def _gives_constants(self, source: cst.BaseExpression) -> bool:
-        """`source` calls a primitive registered without derivative."""
-        if not isinstance(source, cst.Call):
-            return False
-        found, fn = self.resolution.value_of(source.func)
-        if not found:
-            return False
-        rule = registry.lookup(fn)
-        return rule is not None and not rule.differentiable
-
-    def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
-            raise self.parsed.error(expr, "looping over this kind of sequence is not supported yet")
-        return self.atom(expr)
 
     def atom_of(self, value: cst.BaseExpression) -> cst.Name:
         """A temporary holding `value`, an expression already in normal form."""
@@ -477,8 +277,8 @@ class _Normalizer:
                 a = b = None
             if a is not None and b is not None and a != b:
                 joined = self.namer.version(self.result)
-                then_lines.append(_copy_line(joined, a))
-                else_lines.append(_copy_line(joined, b))
+                then_lines.append(copy_line(joined, a))
+                else_lines.append(copy_line(joined, b))
                 self.current[self.result] = joined
                 self.line_of[joined] = if_line
             elif a is None and b is not None:
@@ -495,14 +295,14 @@ class _Normalizer:
                     self.current[name] = a or b
                     continue
                 joined = self.namer.version(name)
-                then_lines.append(_copy_line(joined, a))
-                else_lines.append(_copy_line(joined, b))
+                then_lines.append(copy_line(joined, a))
+                else_lines.append(copy_line(joined, b))
                 self.current[name] = joined
                 self.line_of[joined] = if_line
         leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
-        orelse = cst.Else(body=_indented(else_lines)) if else_lines else None
+        orelse = cst.Else(body=indented(else_lines)) if else_lines else None
         self.lines.append(
-            cst.If(test=test, body=_indented(then_lines), orelse=orelse, leading_lines=leading)
+            cst.If(test=test, body=indented(then_lines), orelse=orelse, leading_lines=leading)
         )
         return then_exits and else_exits
 
@@ -553,10 +353,10 @@ class _Normalizer:
             self.emit(node.with_changes(value=self.rename(node.value)))
         elif isinstance(node, cst.Assert):
             self.emit(
-                node.with_changes(test=self.rename(node.test), msg=_maybe(self.rename, node.msg))
+                node.with_changes(test=self.rename(node.test), msg=maybe(self.rename, node.msg))
             )
         elif isinstance(node, cst.Raise):
-            exc, cause = _maybe(self.rename, node.exc), _maybe(self.rename, node.cause)
+            exc, cause = maybe(self.rename, node.exc), maybe(self.rename, node.cause)
             self.emit(node.with_changes(exc=exc, cause=cause))
         elif isinstance(node, cst.Pass):
             return
@@ -818,7 +618,7 @@ class _Normalizer:
         if set(values) != set(params):
             raise self.parsed.error(call, f"{name} is missing arguments")
         atoms = {p: self.atom(values[p]) for p in params}
-        reads = _NestedReads()
+        reads = NestedReads()
         node.body.visit(reads)
         for read in reads.names:
             if read in at_definition and self.current.get(read) != at_definition[read]:
@@ -839,7 +639,7 @@ class _Normalizer:
             new = self.define(param)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atoms[param]), new)
         statements = list(node.body.body)
-        if not _always_exits(statements):
+        if not always_exits(statements):
             statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
         self.block(statements)
         result = cst.Name(self.current[self.result])
@@ -856,7 +656,7 @@ class _Normalizer:
         def part(value):
             def emit_part() -> bool:
                 if isinstance(value, cst.Name) and value.value in self.line_of:
-                    self.emit(_copy_line(temp, value.value).body[0], temp)  # already normal
+                    self.emit(copy_line(temp, value.value).body[0], temp)  # already normal
                 else:
                     self.assign([cst.Name(temp)], value, origin_node=node)
                 return False
@@ -908,9 +708,9 @@ class _Normalizer:
             return cst.SubscriptElement(cst.Index(self.argument(inner.value)))
         return cst.SubscriptElement(
             cst.Slice(
-                lower=_maybe(self.atom, inner.lower),
-                upper=_maybe(self.atom, inner.upper),
-                step=_maybe(self.atom, inner.step),
+                lower=maybe(self.atom, inner.lower),
+                upper=maybe(self.atom, inner.upper),
+                step=maybe(self.atom, inner.step),
             )
         )
 
@@ -963,145 +763,6 @@ def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
-END_OF_ITERATION = object()  # marks where a loop body's paths end (see Normalizer.block)
-
-
-def _is_builtin_call(expr: cst.BaseExpression, name: str, resolution: Resolution) -> bool:
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Name)
-        and resolution.spell(expr.func) == name
-    )
-
-
-def _target_names(target: cst.BaseExpression, count: int) -> list | None:
-    """The names a loop target binds, one per sequence; None if they do not match."""
-    if count == 1:
-        return [target.value] if isinstance(target, cst.Name) else None
-    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != count:
-        return None
-    names = [element.value for element in target.elements]
-    if not all(isinstance(name, cst.Name) for name in names):
-        return None
-    return [name.value for name in names]
-
-
-class _AssignedNames(cst.CSTVisitor):
-    """The names a block assigns (plain, tuple and augmented targets), in order."""
-
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def _add(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            if target.value not in self.names:
-                self.names.append(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._add(element.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._add(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._add(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._add(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._add(node.target)
-
-
-class _NestedReads(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-
-def names_in_target(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in names_in_target(e.value)]
-    return []
-
-
-def _copy_line(target: str, source: str) -> cst.SimpleStatementLine:
-    return cst.SimpleStatementLine(
-        (cst.Assign((cst.AssignTarget(cst.Name(target)),), cst.Name(source)),)
-    )
-
-
-def _indented(lines: list) -> cst.IndentedBlock:
-    return cst.IndentedBlock(body=tuple(lines) or (cst.SimpleStatementLine((cst.Pass(),)),))
-
-
-def _else_statements(orelse) -> list:
-    if orelse is None:
-        return []
-    if isinstance(orelse, cst.If):  # elif
-        return [orelse]
-    return list(orelse.body.body)
-
-
-def _always_exits(statements: list) -> bool:
-    """Every path through `statements` ends in ``return`` or ``raise``."""
-    for statement in statements:
-        if isinstance(statement, cst.If):
-            orelse = _else_statements(statement.orelse)
-            if orelse and _always_exits(list(statement.body.body)) and _always_exits(orelse):
-                return True
-        elif isinstance(statement, cst.SimpleStatementLine):
-            jumps = (cst.Return, cst.Raise, cst.Break, cst.Continue)
-            if any(isinstance(small, jumps) for small in statement.body):
-                return True
-    return False
-
-
-def _contains_jump(statements: list, kinds=(cst.Return, cst.Break, cst.Continue)) -> bool:
-    """`statements` hold a return, or a break/continue of the enclosing loop."""
-    for statement in statements:
-        if isinstance(statement, cst.If):
-            inner = list(statement.body.body) + _else_statements(statement.orelse)
-            if _contains_jump(inner, kinds):
-                return True
-        elif isinstance(statement, (cst.For, cst.While)):
-            if cst.Return in kinds and _contains_jump(list(statement.body.body), (cst.Return,)):
-                return True  # a nested loop's break/continue are its own
-        elif isinstance(statement, cst.SimpleStatementLine):
-            if any(isinstance(small, kinds) for small in statement.body):
-                return True
-    return False
-
-
-def _contains_break(statements: list) -> bool:
-    return _contains_jump(statements, (cst.Break,))
-
-
-def iter_small_statements(lines):
-    """Every small statement of a normal-form body, in textual order, branches included."""
-    for line in lines:
-        if isinstance(line, cst.If):
-            yield from iter_small_statements(line.body.body)
-            if line.orelse is not None:
-                yield from iter_small_statements(line.orelse.body.body)
-        elif isinstance(line, (cst.For, cst.While)):
-            yield from iter_small_statements(line.body.body)
-        else:
-            yield from line.body
-
-
-def _maybe(fn, value):
-    return None if value is None else fn(value)
-
-
-def _first_line(statement: cst.CSTNode) -> str:
-    text = cst.Module(body=()).code_for_node(statement).strip()
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[0] + (" ..." if len(lines) > 1 else "")
 
 
 def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> NormalForm:

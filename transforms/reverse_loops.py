@@ -12,7 +12,8 @@ import libcst as cst
 from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
 from .adjoints import Adjoints, Context, assign, block, call, comment_line, is_basic_index
-from .anf import iter_small_statements, name_expr
+from .anf import name_expr
+from .blocks import iter_small_statements
 from .operations import POP, SETITEM, names_in
 from .walk import _NameReader, dotted_name, read_names
 

@@ -1,0 +1,233 @@
+"""Pass 4, normalize: loops (``for`` over ranges, sequences, ``enumerate``, ``zip``,
+``reversed``; ``while``; ``break``/``continue``), the part of `anf._Normalizer` that turns
+them into index loops whose body is in single-assignment form (see `anf`'s docstring)."""
+
+from __future__ import annotations
+
+import libcst as cst
+from s2sgrad.runtime import registry
+
+from .blocks import AssignedNames, contains_jump, copy_line, indented, is_builtin_call, target_names
+
+END_OF_ITERATION = object()  # marks where a loop body's paths end (see _Normalizer.block)
+
+
+class LoopNormalizing:
+    """The loop statements of `anf._Normalizer` (a mixin: it uses the normalizer's state,
+    ``self.current``, ``self.lines``, ``self.loops``..., and its methods ``block``,
+    ``assign``, ``atom``, ``define``)."""
+
+    def leave_loop(self, node: cst.Break) -> None:
+        """``break``: count the iteration, copy values to the loop's header names (what
+        follows the loop reads), then leave."""
+        if not self.loops:
+            raise self.parsed.error(node, "break outside a loop")
+        self.end_iteration(leaving=True)
+        self.emit(cst.Break())
+
+    def end_iteration(self, leaving: bool = False) -> None:
+        """What ends every path through a loop body: count the iteration, recompute a while
+        loop's condition (unless `leaving`), copy values back to the header names."""
+        headers, counter, condition = self.loops[-1]
+        if counter is not None:
+            one_more = cst.BinaryOperation(cst.Name(counter), cst.Add(), cst.Integer("1"))
+            self.assign([cst.Name(counter)], one_more)
+        if condition is not None and not leaving:
+            name, test = condition
+            self.assign([cst.Name(name)], test, origin_node=test)
+        for name, header in headers.items():
+            version = self.current.get(name)
+            if version is not None and version != header:
+                self.lines.append(copy_line(header, version))
+
+    def for_statement(self, node: cst.For) -> None:
+        """``for i in range(...)``: every name the body assigns gets one *header* name, the
+        value at the start of an iteration (its version before the loop, or the name itself);
+        the body is in single-assignment form and ends with copies back to the header names."""
+        if node.orelse is not None:
+            raise self.parsed.error(node.orelse, "for ... else is not supported")
+        if isinstance(node.asynchronous, cst.Asynchronous):
+            raise self.parsed.error(node, "async for is not supported by s2sgrad")
+        iterable, index_name, prologue = self.iteration(node)
+        loop_line, comment = self.source_line, self.comment
+        counter = None
+        if contains_jump(
+            list(node.body.body), (cst.Break, cst.Return)
+        ):  # it may stop early  # the adjoint needs the number of iterations
+            counter = self.namer.fresh("_trips")
+            self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
+        self.comment = None
+        collector = AssignedNames()
+        node.body.visit(collector)
+        assigned = [n for n in collector.names if n != index_name]
+        names = [*assigned, counter] if counter is not None else assigned
+        names += self.returning(node)
+        headers = self.loop_headers_for(names, loop_line)
+        target = self.define(index_name)
+        self.line_of[target] = loop_line
+        self.loop_headers[target] = tuple(headers.values())
+        if counter is not None:
+            self.loop_counts[target] = headers[counter]
+
+        def read_elements() -> None:  # the elements this iteration reads
+            for name, sequence in prologue:
+                if sequence is None:
+                    element = cst.Name(target)  # enumerate's counter is the index itself
+                else:
+                    index = cst.SubscriptElement(cst.Index(cst.Name(target)))
+                    element = cst.Subscript(sequence, (index,))
+                new = self.define(name)
+                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
+                self.origins[new] = self.origin(node.target)
+
+        loop = (headers, headers.get(counter) and counter, None)
+        body = self.loop_body(loop, list(node.body.body), read_elements)
+        self.source_line = loop_line
+        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        self.lines.append(
+            cst.For(
+                target=cst.Name(target),
+                iter=iterable,
+                body=indented(body),
+                leading_lines=leading,
+            )
+        )
+
+    def returning(self, node) -> list[str]:
+        """For a loop with a return in it: the result and the flag saying it returned, set
+        before the loop so that they can be carried through it."""
+        if not contains_jump(list(node.body.body), (cst.Return,)):
+            return []
+        if self.result not in self.current:
+            self.assign([cst.Name(self.result)], cst.Name("None"), origin_node=node)
+        self.assign([cst.Name(self.returned)], cst.Name("False"), origin_node=node)
+        return [self.result, self.returned]
+
+    def loop_body(self, loop: tuple, statements: list, prologue=None) -> list:
+        """The normal form of a loop body: the body's names start as the header names, every
+        path ends its iteration (see `end_iteration`), and the header names hold the values
+        after the loop."""
+        headers = loop[0]
+        outer, self.lines = self.lines, []
+        self.current.update(headers)
+        self.loop_depth += 1
+        self.depth += 1
+        self.loops.append(loop)
+        if prologue is not None:
+            prologue()
+        self.block([*statements, END_OF_ITERATION])
+        self.loops.pop()
+        self.depth -= 1
+        self.loop_depth -= 1
+        self.current.update(headers)
+        body, self.lines = self.lines, outer
+        return body
+
+    def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
+        """A new *header* name for each variable a loop assigns: its value at the start of an
+        iteration. A variable defined before the loop is copied into its header first; the
+        loop never overwrites the version before it, which the adjoints of earlier statements
+        may read."""
+        headers = {}
+        for name in names:
+            if name in self.current:
+                header = self.namer.version(name)
+                self.lines.append(copy_line(header, self.current[name]))
+            else:
+                header = self.define(name)
+            self.defined.add(header)
+            self.line_of[header] = loop_line
+            headers[name] = header
+        return headers
+
+    def while_statement(self, node: cst.While) -> None:
+        """``while test: body`` as ``c = test; while c: body; c = test`` with ``c`` and an
+        iteration counter carried like any other value (header names, back-edge copies); the
+        counter tells the adjoint how many iterations to run backwards."""
+        if node.orelse is not None:
+            raise self.parsed.error(node.orelse, "while ... else is not supported")
+        loop_line, comment = self.source_line, self.comment
+        condition, counter = self.namer.fresh("_running"), self.namer.fresh("_trips")
+        self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
+        self.assign([cst.Name(condition)], node.test, origin_node=node.test)
+        self.comment = None
+        collector = AssignedNames()
+        node.body.visit(collector)
+        names = [*collector.names, condition, counter, *self.returning(node)]
+        headers = self.loop_headers_for(names, loop_line)
+        self.loop_headers[headers[condition]] = tuple(headers.values())
+        self.loop_counts[headers[condition]] = headers[counter]
+        body = self.loop_body((headers, counter, (condition, node.test)), list(node.body.body))
+        self.source_line = loop_line
+        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        self.lines.append(
+            cst.While(
+                test=cst.Name(headers[condition]), body=indented(body), leading_lines=leading
+            )
+        )
+
+    def iteration(self, node: cst.For):
+        """How a loop iterates, as an index loop: the ``range`` to run over, the name of the
+        index, and (name, sequence) pairs for the names each iteration reads from sequences
+        (``for v in x`` reads ``v = x[i]``; ``enumerate`` and ``zip`` read several)."""
+        target, source = node.target, node.iter
+        if is_builtin_call(source, "range", self.resolution):
+            if not isinstance(target, cst.Name):
+                raise self.parsed.error(target, "a loop over range needs a plain name as target")
+            return self.atom(source), target.value, []
+        if self._gives_constants(source):
+            # ``for i in backwards(r)`` (an adjoint loop), ``for k in np.argsort(x)``: the
+            # items carry no derivative, so the loop runs over them as they are
+            if not isinstance(target, cst.Name):
+                raise self.parsed.error(target, "a loop over indices needs a plain name as target")
+            return self.atom(source), target.value, []
+        if is_builtin_call(source, "reversed", self.resolution) and len(source.args) == 1:
+            # any other sequence read backwards, item by item (a range popped off a stack
+            # by the adjoint of a nested loop, a list): ``v = s[i]`` for i = n-1, ..., 0
+            sequence = self.atom(source.args[0].value)
+            names = target_names(target, 1)
+            if names is None:
+                raise self.parsed.error(target, "this loop target does not match what it iterates")
+            count = self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(sequence),)))
+            last = self.atom_of(cst.BinaryOperation(count, cst.Subtract(), cst.Integer("1")))
+            minus_one = cst.UnaryOperation(cst.Minus(), cst.Integer("1"))
+            backwards = (cst.Arg(last), cst.Arg(minus_one), cst.Arg(minus_one))
+            iterable = self.atom_of(cst.Call(cst.Name("range"), backwards))
+            return iterable, self.namer.fresh("_i"), [(names[0], sequence)]
+        if is_builtin_call(source, "enumerate", self.resolution):
+            if len(source.args) != 1:
+                raise self.parsed.error(source, "enumerate with a start is not supported yet")
+            sequences = [None, self.sequence_atom(source.args[0].value)]
+        elif is_builtin_call(source, "zip", self.resolution):
+            sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
+        else:
+            sequences = [self.sequence_atom(source)]
+        names = target_names(target, len(sequences))
+        if names is None:
+            raise self.parsed.error(target, "this loop target does not match what it iterates")
+        lengths = [
+            self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(seq),)))
+            for seq in sequences
+            if seq is not None
+        ]
+        count = lengths[0]
+        if len(lengths) > 1:
+            count = self.atom_of(cst.Call(cst.Name("min"), tuple(cst.Arg(n) for n in lengths)))
+        iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
+        index = self.namer.fresh("_i")
+        return iterable, index, list(zip(names, sequences, strict=True))
+
+    def _gives_constants(self, source: cst.BaseExpression) -> bool:
+        """`source` calls a primitive registered without derivative."""
+        if not isinstance(source, cst.Call):
+            return False
+        found, fn = self.resolution.value_of(source.func)
+        if not found:
+            return False
+        rule = registry.lookup(fn)
+        return rule is not None and not rule.differentiable
+
+    def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
+            raise self.parsed.error(expr, "looping over this kind of sequence is not supported yet")
+        return self.atom(expr)
