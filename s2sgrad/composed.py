@@ -339,9 +339,7 @@ class ComposedGradient:
             f'{", ".join(self.names)}, by forward mode over its generated code."""\n\n'
             "import numpy as np\n\n"
             f'__all__ = ["{self.entry}"]\n\n\n'
-            f"def {self.entry}({call_args}):\n"
-            + "\n".join(lines)
-            + f"\n    return {returned}\n"
+            f"def {self.entry}({call_args}):\n" + "\n".join(lines) + f"\n    return {returned}\n"
         )
         namespace["np"] = np
         # sg.source and sg.export reach the sweeps through the globals (merged_source)
