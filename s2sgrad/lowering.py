@@ -1,14 +1,15 @@
 """From a tape's recording to a compiled adjoint: prune, lower to straight-line Python, compile.
 
 A `Recording` is what one tape keeps. Each recorded call is a node ``(fn, args, kwargs, inputs,
-result, refs, first, count, constants)``: the primitive, the arguments as written (Tensors in
-them), the Tensors among them in the order `apply` found them, the result Tensor (or a tuple of
-them), a *ref* per input (a tuple), the number of the first value
-the call produced and how many, and the array constants among its static arguments. Values are
-numbered as they are produced (``t0, t1, ...``); a ref is that number, or ``-1 - k`` for the
-k-th *leaf*: a Tensor (or a Variable's value at that moment) that no recorded call produced.
-Alongside, each node leaves a hashable key (`signature` plus refs), so the structure of the
-whole recording is known without walking it again. `backprop`:
+result, refs, first, count, constants, signature)``: the primitive, the arguments as written
+(Tensors in them), the Tensors among them in the order `apply` found them, the result Tensor (or
+a tuple of them), a *ref* per input (a tuple), the number of the first value the call produced
+and how many, the array constants among its static arguments, and the hashable `signature` of
+its static structure. Values are numbered as they are produced (``t0, t1, ...``); a ref is
+that number, or ``-1 - k`` for the k-th *leaf*: a Tensor (or a Variable's value at that moment)
+that no recorded call produced.
+Signature, refs and count make a node's key: the structure of the whole recording is the tuple
+of its nodes' keys. `backprop`:
 
 1. looks up a `Plan` under that structure, the sources and the targets. On a miss, it prunes
    the nodes to those between the sources and the targets, lowers them to a Python function
@@ -138,6 +139,11 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
             patterns.append(_TENSOR)
         elif cls is float and arg - arg == 0.0:  # a finite number (inf - inf is nan)
             patterns.append((float, arg))
+        elif cls is int:
+            patterns.append((int, arg))
+        elif cls is np.ndarray:
+            constants.append(arg)
+            patterns.append(("c", (cls, arg.ndim)))
         else:
             patterns.append(_pattern(arg, constants, True))
     if not kwargs:
@@ -202,13 +208,15 @@ def _kind(value):
     return (cls, value.ndim) if cls is np.ndarray else cls
 
 
+_node_key = operator.itemgetter(9, 5, 7)  # a node's structure: signature, refs, result count
+
+
 class Recording:
     """What a tape recorded (see the module docstring), kept ready for lowering."""
 
     __slots__ = (
         "constants",
         "has_custom",
-        "keys",
         "leaf_kinds",
         "leaf_objects",
         "leaf_values",
@@ -220,7 +228,6 @@ class Recording:
 
     def __init__(self):
         self.nodes: list = []
-        self.keys: list = []  # per node: (signature, refs[, number of results]); hashable
         self.outputs: list = []  # value number -> the Tensor holding it
         # What the tape tracks (gradients flow only from these): id(Tensor) -> its ref, the
         # value number of a recorded result or the leaf of a watched Tensor or Variable.
@@ -278,8 +285,9 @@ class Recording:
             if out._value.dtype.kind in "fc":
                 self.tracked[id(out)] = len(outputs)
             outputs.append(out)
-        self.keys.append((sig, refs, len(outs)))
-        self.nodes.append((fn, args, kwargs, inputs, result, refs, first, len(outs), constants))
+        self.nodes.append(
+            (fn, args, kwargs, inputs, result, refs, first, len(outs), constants, sig)
+        )
         if fn.__class__ is CustomCall:
             self.has_custom = True
 
@@ -288,7 +296,7 @@ class Recording:
         and targets are, the kinds of the values that are not recorded, and the registry."""
         tracked, leaves_of = self.tracked, self.leaves_of
         first: dict[int, int] = {}  # which sources and targets are one object
-        key = [tuple(self.keys), tuple(self.leaf_kinds), registry.version]
+        key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
         for s in sources:
             ident = id(s)
             leaves = leaves_of.get(ident)
@@ -432,7 +440,7 @@ def lower(
         is_tuple = result.__class__ is not Tensor
         item = (node, tuple(refs), tuple(consts), tuple(outs), is_tuple)
         low.items.append(item)
-        parts.append((recording.keys[index][0], *item[1:]))
+        parts.append((node[9], *item[1:]))
         for number in seeds:
             seed = -1 - argument((_SEED, number, 0), source_of[number])
             before = local[number]

@@ -9,14 +9,17 @@ from __future__ import annotations
 import numpy as np
 
 from .module import Module, unique_name
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, apply
 
 __all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "softplus", "tanh"]
 
 
 def relu(x):
-    """max(x, 0), elementwise."""
-    return np.maximum(x, 0.0)
+    """max(x, 0), elementwise (NaN stays NaN). Its derivative at 0 is 0, as TensorFlow's: the
+    gradient is one `np.where` on the mask (cheaper than `np.maximum`'s tie weights)."""
+    if isinstance(x, Tensor):  # the mask carries no gradient: computed on the value, once
+        return apply(np.where, (x.numpy() <= 0.0, 0.0, x))
+    return np.where(x <= 0.0, 0.0, x)
 
 
 def elu(x, alpha=1.0):
@@ -98,8 +101,8 @@ class Dense(Module):
             self.bias = Variable(np.zeros(self.units, dtype=dtype), name=f"{self.name}/bias")
 
     def __call__(self, x):
-        if not isinstance(x, Tensor):
-            x = Tensor(x)
+        if x.__class__ is not np.ndarray and not isinstance(x, Tensor):
+            x = Tensor(x)  # an ndarray is used as it is: a constant of the recording
         if x.ndim < 1:
             raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
         if self.kernel is None:
@@ -110,7 +113,8 @@ class Dense(Module):
                 f"Dense {self.name!r}: input has {x.shape[-1]} features, the kernel expects "
                 f"{self.kernel.shape[0]}"
             )
-        y = x @ self.kernel
+        # an ndarray input goes straight to the kernel's operator (not NumPy's override lookup)
+        y = self.kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ self.kernel
         if self.use_bias:
             y = y + self.bias
         return self.activation(y) if self.activation is not None else y

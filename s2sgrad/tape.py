@@ -139,10 +139,23 @@ class GradientTape:
     def _record(self, fn, args, kwargs, inputs, result):
         """Append the call to the recording if an input is tracked. This is the hot path:
         every operation on a Tensor under an active tape comes through here, so the common
-        case (two inputs, each a recorded result, a leaf or a constant Tensor; one floating
-        result) is spelled out; the node layout is `lowering.Recording`'s."""
+        cases (one or two inputs, each a recorded result, a leaf or a constant Tensor; one
+        floating result) are spelled out; the node layout is `lowering.Recording`'s."""
         recording = self._recording
-        if len(inputs) != 2:
+        if len(inputs) == 1:  # a Tensor and static arguments (``x ** 2``, ``x - array``)
+            x = inputs[0]
+            ref = recording.tracked.get(id(x))
+            if ref is None:
+                if x.__class__ is Tensor:
+                    return
+                ref = self._accessed(x)
+                if ref is None:
+                    return
+            elif ref < 0 and x.__class__ is not Tensor:  # a Variable assigned since?
+                if recording.leaf_values[-1 - ref] is not x._value:
+                    ref = recording.leaf(x, recording.tracked)
+            refs = (ref,)
+        elif len(inputs) != 2:
             refs = self._refs(recording, inputs)
             if refs is None:
                 return
@@ -188,14 +201,12 @@ class GradientTape:
         outputs.append(result)
         recording.tracked[id(result)] = first
         if args is inputs:  # the fast paths: only Tensor arguments, nothing static
-            recording.keys.append((fn, refs))
-            recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, ()))
+            recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, (), fn))
         else:
             sig, constants = lowering.signature(fn, args, kwargs)
             if fn.__class__ is lowering.CustomCall:
                 recording.has_custom = True
-            recording.keys.append((sig, refs))
-            node = (fn, args, kwargs, inputs, result, refs, first, 1, constants)
+            node = (fn, args, kwargs, inputs, result, refs, first, 1, constants, sig)
             recording.nodes.append(node)
 
     def _refs(self, recording, inputs) -> tuple | None:

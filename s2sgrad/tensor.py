@@ -161,6 +161,8 @@ class Tensor:
         return apply(fn, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.mean and not kwargs and len(args) == 1:
+            return _unary(np.mean, args[0], _full_mean)
         return apply(func, args, kwargs)
 
     # -- operators (made by `_operator` and `_reflected` above) -----------------------------------
@@ -466,12 +468,15 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     return result
 
 
-def _unary(fn, a):
-    """`fn(a)` for a Tensor `a`: unary ufuncs and operators."""
+def _unary(fn, a, compute=None):
+    """`fn(a)` for a Tensor `a`: unary ufuncs and operators. `compute`, if given, computes
+    the same value as `fn` (faster) or returns NotImplemented; the call recorded is `fn`'s."""
     if a.__class__ is not Tensor and a.__class__ is not Variable:
         return _apply_general(fn, (a,), None)
     va = a._value
-    out = fn(va)
+    out = NotImplemented if compute is None else compute(va)
+    if out is NotImplemented:
+        out = fn(va)
     if out.__class__ is np.ndarray or isinstance(out, np.generic):
         result = _new(Tensor)
         result._value = out
@@ -482,6 +487,18 @@ def _unary(fn, a):
         for tape in recording:
             tape._record(fn, args, None, args, result)
     return result
+
+
+def _full_mean(value):
+    """``np.mean(value)`` of a non-empty float64 array, without NumPy's Python layer (the same
+    sum and division, so the same bits); NotImplemented for anything else."""
+    if value.__class__ is not np.ndarray or value.dtype is not _FLOAT64 or not value.size:
+        return NotImplemented
+    return _FLOAT64.type(_sum(value, axis=None) / value.size)
+
+
+_FLOAT64 = np.dtype(np.float64)
+_sum = np.add.reduce
 
 
 def _binary(fn, a, b):

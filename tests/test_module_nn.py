@@ -66,6 +66,37 @@ def test_activation_gradients_match_finite_differences(name):
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
 
 
+def test_relu_values_and_derivative_at_zero():
+    # relu keeps NaN and gives +0.0 (not -0.0) for negatives; its derivative is 0 at 0 (as
+    # TensorFlow's) and 1 / 0 on either side.
+    x = sg.constant([-2.0, -0.0, 0.0, 1.5, np.nan])
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = sg.nn.relu(x)
+    values = y.numpy()
+    np.testing.assert_array_equal(values[:4], [0.0, 0.0, 0.0, 1.5])
+    assert not np.signbit(values[:4]).any() and np.isnan(values[4])
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy()[:4], [0.0, 0.0, 0.0, 1.0])
+    np.testing.assert_array_equal(sg.nn.relu(np.array([-1.0, 2.0])), [0.0, 2.0])
+
+
+def test_dense_on_an_ndarray_matches_closed_form():
+    # An ndarray input is a constant of the recording: d/dkernel sum(Dense(x)) = x.T @ ones,
+    # d/dbias = the batch size, for relu where the pre-activation is positive.
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(5, 3))
+    layer = sg.nn.Dense(2, activation="relu", seed=2)
+    layer(x)
+    for _ in range(2):  # the second step runs the planned backward sweep
+        with sg.GradientTape() as tape:
+            y = np.sum(layer(x))
+        gk, gb = tape.gradient(y, [layer.kernel, layer.bias])
+        mask = (x @ layer.kernel.numpy() + layer.bias.numpy()) > 0
+        np.testing.assert_allclose(gk.numpy(), x.T @ mask, rtol=1e-12)
+        np.testing.assert_allclose(gb.numpy(), mask.sum(axis=0), rtol=1e-12)
+        np.testing.assert_allclose(y.numpy(), np.sum(np.maximum(np.asarray(layer(x)), 0.0)))
+
+
 def test_dense_accepts_activation_by_name_and_callable():
     x = np.array([[1.0, -2.0]])
     by_name = sg.nn.Dense(3, activation="relu", seed=1)

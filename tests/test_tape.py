@@ -357,6 +357,49 @@ def test_recording_is_compiled_once_for_a_loop():
     assert lowering.cache_size() - before == 1
 
 
+def test_planned_steps_match_closed_form_and_keep_the_tape_rules():
+    # From the second step on, `gradient` takes the planned path: same values as the first
+    # (closed form: d/dw sum((x @ w + b) ** 2) = 2 x.T r, d/db = 2 sum(r, 0)), a non-persistent
+    # tape still refuses a second call, and an unwatched or repeated source still gives what
+    # the general path gives.
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 3))
+    w = sg.Variable(rng.normal(size=(3, 2)))
+    b = sg.Variable(rng.normal(size=2))
+    other = sg.Variable(1.0)
+    for _ in range(3):
+        with sg.GradientTape() as tape:
+            loss = np.sum((x @ w + b) ** 2)
+        gw, gb = tape.gradient(loss, [w, b])
+        r = x @ w.numpy() + b.numpy()
+        np.testing.assert_allclose(gw.numpy(), 2 * x.T @ r, rtol=1e-12)
+        np.testing.assert_allclose(gb.numpy(), 2 * r.sum(axis=0), rtol=1e-12)
+        with pytest.raises(RuntimeError, match="only be called once"):
+            tape.gradient(loss, [w, b])
+    for _ in range(2):
+        with sg.GradientTape(persistent=True) as tape:
+            loss = np.sum((x @ w + b) ** 2)
+        gw, g_other = tape.gradient(loss, [w, other])
+        assert g_other is None
+        twice = tape.gradient(loss, [w, w])
+        np.testing.assert_allclose(twice[0].numpy(), gw.numpy())
+        np.testing.assert_allclose(twice[1].numpy(), gw.numpy())
+        np.testing.assert_allclose(tape.gradient(loss, [w])[0].numpy(), gw.numpy())
+
+
+def test_variables_assigned_between_one_and_two_input_reads():
+    # Each read of a Variable is its value at that moment: d/dv and d/dw of
+    # y = (v0 * w0) + (v1 * w0) + v1 ** 2 + (v1 - w0) with v0 = 2, v1 = 5, w0 = 3:
+    # dy/dv = w0 + w0 + 2 v1 + 1 = 17 (v0 and v1 are both v), dy/dw = v0 + v1 - 1 = 6.
+    v, w = sg.Variable(2.0), sg.Variable(3.0)
+    with sg.GradientTape() as tape:
+        a = v * w
+        v.assign(5.0)
+        y = a + v * w + v**2 + (v - w)
+    gv, gw = tape.gradient(y, [v, w])
+    assert gv.numpy() == 17.0 and gw.numpy() == 6.0
+
+
 def test_source_shows_the_backward_code():
     x = sg.Variable(np.array([1.0, 2.0]))
     with sg.GradientTape() as tape:

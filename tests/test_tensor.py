@@ -87,6 +87,26 @@ def test_gradient_through_indexing_methods_and_array_functions():
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
 
 
+def test_mean_gives_numpys_value_and_gradient():
+    # np.mean of a float64 Tensor takes a shorter path to the same bits; other dtypes and
+    # keyword arguments take NumPy's. d/dx mean(x) = 1/size everywhere.
+    rng = np.random.default_rng(5)
+    for value in (rng.normal(size=(7, 3)) * 1e3, rng.normal(size=5).astype(np.float32)):
+        t = sg.constant(value)
+        assert np.mean(t).numpy() == np.mean(value)
+        assert np.mean(t).dtype == np.mean(value).dtype
+        np.testing.assert_array_equal(np.mean(t, axis=0).numpy(), np.mean(value, axis=0))
+        with sg.GradientTape() as tape:
+            tape.watch(t)
+            y = np.mean(t)
+        np.testing.assert_allclose(
+            tape.gradient(y, t).numpy(),
+            np.full(value.shape, 1.0 / value.size),
+            rtol=1e-6,
+        )
+    assert np.mean(sg.constant([1, 2, 4])).numpy() == np.mean([1, 2, 4])
+
+
 def test_float32_gradients_keep_their_dtype():
     x = sg.Variable(np.array([1.0, 2.0], dtype=np.float32))
     with sg.GradientTape() as tape:
