@@ -38,7 +38,6 @@ __all__ = [
     "columns_to_jacobian",
     "diagonal_directions",
     "diagonal_times",
-    "diagonal_to_jacobian",
     "einsum_adjoint_tangent",
     "identity_directions",
     "lift_tangent",
@@ -403,16 +402,6 @@ def rows_to_jacobian(rows, out, x):
     """The Jacobian, shaped ``out.shape + x.shape``, from a batched sweep over the VJP seeded
     with every unit direction of the output: direction ``k`` is row ``k``."""
     return np.reshape(rows, (*np.shape(out), *np.shape(x)))
-
-
-def diagonal_to_jacobian(diagonal, x):
-    """The Jacobian, shaped ``x.shape * 2``, of a function mapping each element of `x` to the
-    same element of its output: zero but for `diagonal` (broadcast to ``x.shape``)."""
-    shape = np.shape(x)
-    if len(shape) == 1 and np.shape(diagonal) == shape:
-        return np.diag(diagonal)
-    flat = np.ravel(np.broadcast_to(diagonal, shape))
-    return np.diag(flat).reshape(shape * 2)
 
 
 def batch_matmul_left(tg, ty, g, x, y):

@@ -13,13 +13,12 @@ through the transform caches), `sg.source(jac, *args)` shows it with the code it
 being generated code like any other, it can be differentiated again
 (``sg.jacobian(sg.hessian(f))``).
 
-Which sweep: for an argument on which the output depends element by element (see
-`composed.is_elementwise`), one unbatched tangent sweep along the ones vector gives the
-diagonal, guarded at run time by the output having the argument's shape; otherwise a batched
-forward sweep (one direction per input element) or a batched forward sweep over the VJP (one
-per output element), ``mode="auto"`` choosing at run time by the two sizes. Both sweeps are
-seeded with the identity, so tangents that stay diagonal are kept as their diagonal
-(`transforms/diagonal.py`).
+Which sweep: a batched forward sweep (one direction per input element) or a batched forward
+sweep over the VJP (one per output element), ``mode="auto"`` choosing at run time by the two
+sizes. Both are seeded with the identity, so tangents that stay diagonal are kept as their
+diagonal (`transforms/diagonal.py`). For an argument on which the output depends element by
+element (see `composed.is_elementwise`) the forward sweep is used whatever the mode: its
+tangents stay diagonal to the end, where the Jacobian is built from the diagonal once.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import numpy as np
 
 from s2sgrad.runtime import (
     columns_to_jacobian,
-    diagonal_to_jacobian,
     identity_directions,
     registry,
     rows_to_jacobian,
@@ -45,7 +43,6 @@ _HELPERS = {
     "identity_directions": identity_directions,
     "columns_to_jacobian": columns_to_jacobian,
     "rows_to_jacobian": rows_to_jacobian,
-    "diagonal_to_jacobian": diagonal_to_jacobian,
 }
 
 
@@ -147,22 +144,11 @@ class _Builder:
         return alias
 
     def _jacobian_lines(self, k: int, name: str) -> list[str]:
-        index = self.composed.params.index(name)
-        x = self.args[index]
-        full = self._full_lines(k, name)
-        if not _is_float(x):
-            return full
-        compiled = forward_transform(self.inner, (name,))
-        if not is_elementwise(compiled):
-            return full
-        jvp = self._use(compiled.function_for(*self.args))
-        return [
-            f"_out, _t{k} = {jvp}({self.call_args}, np.ones(np.shape({name})))",
-            f"if np.shape(_out) == np.shape({name}):",
-            f"    _j{k} = diagonal_to_jacobian(_t{k}, {name})",
-            "else:",
-            *("    " + line for line in full),
-        ]
+        if is_elementwise(forward_transform(self.inner, (name,))):
+            # the forward sweep keeps the tangent diagonal all the way whatever the mode
+            # (transforms/diagonal.py), building the full Jacobian once, at the end
+            return self._forward_lines(k, name)
+        return self._full_lines(k, name)
 
     def _full_lines(self, k: int, name: str) -> list[str]:
         mode = self.composed.mode
@@ -198,11 +184,6 @@ class _Builder:
             f"_t{k} = {over_vjp}({self.call_args}, _out)",
             f"_j{k} = rows_to_jacobian(_t{k}[0], _out, {name})",
         ]
-
-
-def _is_float(x) -> bool:
-    """An argument whose Jacobian the diagonal shortcut may give (a float or float array)."""
-    return isinstance(x, float) or (isinstance(x, np.ndarray) and x.dtype.kind == "f")
 
 
 def composed_jacobian(f, names, is_tuple: bool, mode: str, entry: str, what: str = "Jacobian"):

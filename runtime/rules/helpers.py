@@ -71,7 +71,6 @@ from ..tangent_helpers import (
     columns_to_jacobian,
     diagonal_directions,
     diagonal_times,
-    diagonal_to_jacobian,
     einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
@@ -140,7 +139,6 @@ registry.linear(
     # and of the code `sg.jacobian` generates (Jacobians of Jacobians)
     columns_to_jacobian,
     rows_to_jacobian,
-    diagonal_to_jacobian,
 )
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(diagonal_directions, positions=(1,))
