@@ -4,9 +4,12 @@
 `python` would, minus every side effect: only the file's imports of numpy, math and scipy run,
 each top-level ``def`` is compiled on its own (decorators, annotations and non-literal
 defaults dropped, since those are expressions Python evaluates at definition time), and
-top-level ``NAME = <literal>`` constants are read with `ast.literal_eval`. The compiler then
-reads the functions' source from `linecache`, where the file's text is registered. A name the
-file binds any other way is simply undefined, and the compiler reports it with its position.
+top-level ``NAME = <literal>`` constants are read with `ast.literal_eval` (``NAME = np.tanh``,
+a reference into an allowed import, is looked up). Any other top-level ``NAME = ...`` (an array
+computed when the file runs) is a `StaticConstant`: a constant of unknown value that generated
+code reads by its name. The compiler then reads the functions' source from `linecache`, where
+the file's text is registered. A name the file binds any other way is simply undefined, and
+the compiler reports it with its position.
 
 ``check`` does import the file (it has to run the function) and says so in its help.
 
@@ -85,13 +88,50 @@ def static_load(path: str) -> dict:
         elif isinstance(node, ast.FunctionDef):
             _run(_without_evaluated_parts(node), path, namespace)
         elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
+            value = _static_value(node.value, namespace)
             for target in node.targets:
-                namespace[target.id] = value
+                namespace[target.id] = (
+                    value if value is not _UNKNOWN else StaticConstant(target.id, node.lineno)
+                )
     return namespace
+
+
+class StaticConstant:
+    """A top-level value `dump` cannot compute without running the file (``A = np.eye(3)``,
+    ``W = rng.normal(size=(3, 4))``): a constant of the derivative whose value is unknown.
+    Generated code reads it by its name, which is all the printed source needs; its shape is
+    unknown, so the code keeps the shape bookkeeping a known array would make unnecessary."""
+
+    def __init__(self, name: str, line: int):
+        self.name = name
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"<{self.name}: computed at line {self.line} when the file runs>"
+
+
+_UNKNOWN = object()
+
+
+def _static_value(node: ast.expr, namespace: dict):
+    """A literal's value, a reference into an allowed import (``np.tanh``, ``math.pi``), or
+    `_UNKNOWN`: nothing the file defines is run."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not isinstance(namespace.get(node.id), types.ModuleType):
+        return _UNKNOWN
+    value = namespace[node.id]
+    for part in reversed(parts):
+        value = getattr(value, part, _UNKNOWN)
+        if value is _UNKNOWN:
+            break
+    return value
 
 
 def _allowed_import(node: ast.Import | ast.ImportFrom) -> bool:

@@ -317,3 +317,31 @@ def test_check_argument_errors(tmp_path, capsys):
     status, _, err = main(capsys, "check", f"{raising}:f", "--at", "x=1.0")
     assert status == 2
     assert "raised RuntimeError on import: boom" in one_error_line(err)
+
+
+COMPUTED_CONSTANTS = """\
+import numpy as np
+
+A = np.eye(3) * 2.0  # computed when the file runs: dump does not run it
+act = np.tanh
+open(MARKER, "w").write("the file ran")
+
+
+def energy(x):
+    return np.sum(act(x) * x) + x @ A @ x
+"""
+
+
+def test_dump_reads_computed_constants_by_name(tmp_path, capsys):
+    marker = tmp_path / "marker.txt"
+    path = tmp_path / "weights.py"
+    path.write_text(COMPUTED_CONSTANTS.replace("MARKER", repr(str(marker))))
+    status, out, err = main(capsys, "dump", f"{path}:energy")
+    assert status == 0, err
+    assert not marker.exists()
+    assert "A" in out and "np.tanh" in out
+    namespace = {"A": np.diag([1.0, 2.0, 3.0])}
+    exec(compile(out, "dumped", "exec"), namespace)  # the dumped gradient, with a value for A
+    x = np.array([0.3, -0.5, 0.9])
+    expected = np.tanh(x) + x * (1 - np.tanh(x) ** 2) + (namespace["A"] + namespace["A"].T) @ x
+    np.testing.assert_allclose(namespace["denergydx"](x), expected, rtol=1e-12)
