@@ -142,6 +142,10 @@ def maybe(fn, value):
 
 
 def first_line(statement: cst.CSTNode) -> str:
+    """The statement's first line of code, for the ``# line N: ...`` comments (the comment
+    lines above it, such as those of generated code transformed again, are not code)."""
+    if hasattr(statement, "leading_lines"):
+        statement = statement.with_changes(leading_lines=())
     text = cst.Module(body=()).code_for_node(statement).strip()
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[0] + (" ..." if len(lines) > 1 else "")
