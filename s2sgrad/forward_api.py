@@ -13,20 +13,31 @@ _cache: dict[tuple, CompiledGradient] = {}
 
 
 def forward_transform(
-    f, wrt: tuple[str, ...], batched: bool = False, identity_seed: bool = False
+    f,
+    wrt: tuple[str, ...],
+    batched: bool = False,
+    identity_seed: bool = False,
+    shaped_like: tuple[tuple[str, str], ...] = (),
 ) -> CompiledGradient:
     """The compiled forward-mode transform of `f` for tangents of the parameters `wrt` (with
     `identity_seed`, of its one parameter along every unit direction, with no tangent
-    parameter: the columns of a Jacobian)."""
+    parameter: the columns of a Jacobian; `shaped_like`, see `GradSpec`)."""
     if not isinstance(f, types.FunctionType):
         raise TypeError(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    key = (f.__code__, id(f.__globals__), wrt, batched, identity_seed, registry.version)
+    key = (f.__code__, id(f.__globals__), wrt, batched, identity_seed, shaped_like)
+    key += (registry.version,)
     compiled = _cache.get(key)
     if compiled is None:
-        spec = GradSpec(wrt=wrt, mode="forward", batched=batched, identity_seed=identity_seed)
+        spec = GradSpec(
+            wrt=wrt,
+            mode="forward",
+            batched=batched,
+            identity_seed=identity_seed,
+            shaped_like=shaped_like,
+        )
         compiled = _cache[key] = CompiledGradient(analyze(f, spec))
     return compiled
 

@@ -24,8 +24,10 @@ tangents stay diagonal to the end, where the Jacobian is built from the diagonal
 from __future__ import annotations
 
 import inspect
+import re
 import types
 
+import libcst as cst
 import numpy as np
 
 from s2sgrad.runtime import (
@@ -176,14 +178,30 @@ class _Builder:
 
     def _reverse_lines(self, k: int, name: str) -> list[str]:
         out = self.inner(*self.args)
-        vjp_fn = vjp_transform(self.inner, (name,)).function_for(*self.args, out)
+        vjp = vjp_transform(self.inner, (name,))
+        vjp_fn = vjp.function_for(*self.args, out)
         seed = vjp_fn.__code__.co_varnames[vjp_fn.__code__.co_argcount - 1]
-        forward = forward_transform(vjp_fn, (seed,), batched=True, identity_seed=True)
+        # the seed has the shape of the output, which the VJP code recomputes under the name
+        # the primal's normal form returns: tell the shape analysis (diagonal tangents need it)
+        output = getattr(getattr(getattr(vjp, "analysis", None), "nf", None), "output", None)
+        alike = ()
+        if isinstance(output, cst.Name) and _assigns(vjp_fn, output.value):
+            alike = ((seed, output.value),)  # (a name the VJP code no longer has is not used:
+            # normalizing that code again may give the name to another value)
+        forward = forward_transform(
+            vjp_fn, (seed,), batched=True, identity_seed=True, shaped_like=alike
+        )
         over_vjp = self._use(forward.function_for(*self.args, out))
         return [
             f"_t{k} = {over_vjp}({self.call_args}, _out)",
             f"_j{k} = rows_to_jacobian(_t{k}[0], _out, {name})",
         ]
+
+
+def _assigns(fn, name: str) -> bool:
+    """The generated module of `fn` assigns `name` (at the start of a line)."""
+    text = getattr(fn, "__s2sgrad_source__", "")
+    return re.search(rf"^\s*{re.escape(name)} = ", text, flags=re.MULTILINE) is not None
 
 
 def composed_jacobian(f, names, is_tuple: bool, mode: str, entry: str, what: str = "Jacobian"):

@@ -148,3 +148,19 @@ def test_a_two_dimensional_argument():
     expected = differences(lambda v: f(v.reshape(2, 3)).ravel(), W.ravel()).reshape(2, 3, 2, 3)
     assert got.shape == (2, 3, 2, 3)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def layer(x):
+    return np.tanh(B.T @ x)  # (3, 4) @ (4,): three outputs
+
+
+def test_reverse_jacobian_keeps_the_output_adjoint_diagonal():
+    # the VJP's seed has the output's shape (shaped_like): its diagonal tangent scales the
+    # matrix, no identity over the outputs is built
+    x = np.array([0.3, -0.8, 1.1, 0.5])
+    jacobian = sg.jacobian(layer, mode="reverse")
+    expected = (1 - np.tanh(B.T @ x) ** 2)[:, None] * B.T
+    np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(jacobian(x), differences(layer, x), rtol=1e-6, atol=1e-8)
+    sweep = sg.source(jacobian, x).split("def jvp_")[-1]
+    assert "identity_directions" not in sweep and "times_diagonal(" in sweep

@@ -121,7 +121,12 @@ def generate_gradient(
     spec = analysis.spec
     namer = analysis.namer.copy()
     shapes = infer_shapes(
-        analysis.nf, analysis.activity, analysis.namespace, scalar_params, array_ndims or {}
+        analysis.nf,
+        analysis.activity,
+        analysis.namespace,
+        scalar_params,
+        array_ndims or {},
+        shaped_like=dict(spec.shaped_like),
     )
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)

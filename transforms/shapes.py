@@ -102,8 +102,11 @@ def infer_shapes(
     namespace: Mapping[str, object],
     scalar_params: frozenset[str] = frozenset(),
     array_ndims: Mapping[str, int] | None = None,
+    shaped_like: Mapping[str, str] | None = None,
 ) -> ShapeTokens:
-    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers.
+    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers;
+    `shaped_like` maps parameters to the name of a value they have the shape of (the
+    parameter takes that value's token from its assignment on).
 
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
@@ -116,7 +119,7 @@ def infer_shapes(
     unknown: set[str] = set()
     for _ in range(len(varying) + 2):
         shapes, disagreeing = _walk(
-            nf, activity, namespace, scalar_params, unknown, array_ndims or {}
+            nf, activity, namespace, scalar_params, unknown, array_ndims or {}, shaped_like or {}
         )
         if disagreeing <= unknown:
             break
@@ -138,8 +141,9 @@ def infer_shapes(
     return shapes
 
 
-def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims):
+def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like):
     """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
+    alike = {name: param for param, name in shaped_like.items() if param in nf.params}
     symbols = itertools.count()
     tokens: dict[str, object] = {}
     ranks: dict[object, int] = {}
@@ -172,6 +176,8 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims):
                 if rank is not None:
                     ranks[new] = rank
             tokens[target] = new
+            if target in alike and target not in disagreeing:
+                tokens[alike[target]] = new
     return shapes, disagreeing
 
 

@@ -23,6 +23,10 @@ class GradSpec:
     batched: bool = False  # forward mode: tangents carry a leading axis of directions
     # batched forward mode, one parameter: the directions are every unit direction of it
     identity_seed: bool = False
+    # (parameter, name) pairs: the parameter has the shape of the value the function assigns
+    # to the name (a VJP's output adjoint, shaped like the output it recomputes), which the
+    # shape analysis cannot see on its own
+    shaped_like: tuple[tuple[str, str], ...] = ()
     seeded: bool = False  # reverse mode: the output's adjoint is a parameter (a VJP)
     # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
     # recorded values); parameters the result never reads are dropped (see transforms/given.py)
