@@ -103,9 +103,7 @@ def test_hessian_matches_the_closed_form_and_builds_no_identity():
     x = np.array([0.3, -0.8, 1.1, 0.5])
     hessian = sg.hessian(energy)
     closed = (
-        np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x) + np.exp(x) * V)
-        + S
-        + S.T
+        np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x) + np.exp(x) * V) + S + S.T
     )
     np.testing.assert_allclose(hessian(x), closed, atol=1e-12)
     text = sg.source(hessian, x)

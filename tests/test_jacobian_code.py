@@ -63,9 +63,7 @@ def test_grad_of_a_jacobian_matches_differences():
 
     got = sg.grad(jacobian, wrt=1)(W, v)
     eps = 1e-6
-    expected = np.array(
-        [(total(v + eps * e) - total(v - eps * e)) / (2 * eps) for e in np.eye(4)]
-    )
+    expected = np.array([(total(v + eps * e) - total(v - eps * e)) / (2 * eps) for e in np.eye(4)])
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 

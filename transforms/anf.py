@@ -763,8 +763,6 @@ def _operator_text(node: cst.AugAssign) -> str:
     return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
-
-
 def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> NormalForm:
     """Flatten `parsed`'s body into A-normal form (see the module docstring)."""
     normalizer = _Normalizer(parsed, resolution, namer)

@@ -161,9 +161,7 @@ class LoopNormalizing:
         self.source_line = loop_line
         leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
         self.lines.append(
-            cst.While(
-                test=cst.Name(headers[condition]), body=indented(body), leading_lines=leading
-            )
+            cst.While(test=cst.Name(headers[condition]), body=indented(body), leading_lines=leading)
         )
 
     def iteration(self, node: cst.For):

@@ -244,8 +244,6 @@ def _parenthesized(funcdef: cst.FunctionDef) -> cst.FunctionDef:
     return funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
 
 
-
-
 def compile_functions(source: str, entries: list[str], constants: Mapping[str, object]) -> list:
     """Compile and run the module text; return the functions named `entries`."""
     first = compile_module(source, entries[0], constants)
