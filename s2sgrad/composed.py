@@ -346,16 +346,23 @@ class ComposedGradient:
         return codegen.compile_module(source, self.entry, namespace)
 
     def wrapper(self) -> types.FunctionType:
-        composed = self
+        return user_facing(self)
 
-        def gradient(*args, **kwargs):
-            values = bind(composed.f, args, kwargs)
-            return composed.specialize(*values)(*values)
 
-        gradient.__name__ = self.entry
-        gradient.__signature__ = inspect.signature(self.analysis.fn)
-        gradient.__wrapped_transform__ = self
-        return gradient
+def user_facing(composed) -> types.FunctionType:
+    """The function users call for a transform built on generated code (`ComposedGradient`,
+    `jacobian_code.ComposedJacobian`): the user's signature, then one lookup of the
+    specialization the arguments select; `__wrapped_transform__` lets `sg.source`,
+    `sg.export` and further transforms find `composed`."""
+
+    def call(*args, **kwargs):
+        values = bind(composed.f, args, kwargs)
+        return composed.specialize(*values)(*values)
+
+    call.__name__ = composed.entry
+    call.__signature__ = inspect.signature(composed.analysis.fn)
+    call.__wrapped_transform__ = composed
+    return call
 
 
 def grad_of_transformed(f, names: tuple[str, ...], is_tuple: bool, with_value: bool):

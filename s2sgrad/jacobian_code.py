@@ -23,7 +23,6 @@ tangents stay diagonal to the end, where the Jacobian is built from the diagonal
 
 from __future__ import annotations
 
-import inspect
 import re
 import types
 
@@ -37,7 +36,14 @@ from s2sgrad.runtime import (
     rows_to_jacobian,
 )
 
-from .composed import concrete, is_elementwise, parameter_names, transformed, vjp_transform
+from .composed import (
+    concrete,
+    is_elementwise,
+    parameter_names,
+    transformed,
+    user_facing,
+    vjp_transform,
+)
 from .forward_api import forward_transform
 
 _HELPERS = {
@@ -85,18 +91,7 @@ class ComposedJacobian:
         )
 
     def wrapper(self) -> types.FunctionType:
-        from .composed import bind
-
-        composed = self
-
-        def jacobian(*args, **kwargs):
-            values = bind(composed.f, args, kwargs)
-            return composed.specialize(*values)(*values)
-
-        jacobian.__name__ = self.entry
-        jacobian.__signature__ = inspect.signature(self.analysis.fn)
-        jacobian.__wrapped_transform__ = self
-        return jacobian
+        return user_facing(self)
 
 
 class _Builder:
