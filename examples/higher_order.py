@@ -39,6 +39,18 @@ print("Jacobian of an elementwise function (its diagonal only is computed):")
 print(sg.jacobian(sigmoid)(x))
 
 
+def smooth_energy(x):
+    return np.sum(np.sin(x) * x**2) + 0.5 * x @ A @ x
+
+
+# the generated Hessian: the elementwise part's tangent stays a diagonal added onto the
+# quadratic part's (A + A.T) / 2, no identity matrix is pushed through a product
+smooth_hessian = sg.hessian(smooth_energy)
+print(sg.source(smooth_hessian, x))
+closed = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x)) + 0.5 * (A + A.T)
+print("equals the closed form:", np.allclose(smooth_hessian(x), closed))
+
+
 def wave(t):
     return np.sin(t) * t**2
 

@@ -27,6 +27,7 @@ branches nothing is kept diagonal: a value read or assigned there gets its full 
 from __future__ import annotations
 
 import operator
+import re
 
 import libcst as cst
 import numpy as np
@@ -122,13 +123,16 @@ class Diagonals:
             return None
         left, right = op.args
         if self._is_diagonal_vector(left) and self._constant(right, (1, 2)):
-            if _is_one(self.diagonal[left.value]):
-                return right  # the identity's rows times `right` (tangents are never written)
-            return call("diagonal_times", self.diagonal[left.value], right)
+            diagonal = self.diagonal[left.value]
+            if _is_number(diagonal):  # the identity's rows, scaled (tangents are never written)
+                return _times(diagonal, right)
+            return call("diagonal_times", diagonal, right)
         if self._is_diagonal_vector(right) and self._constant(left, (1, 2)):
-            if _is_one(self.diagonal[right.value]):
-                return left if self.tangents.shapes.ndim(left) == 1 else call("np.transpose", left)
-            return call("times_diagonal", left, self.diagonal[right.value])
+            diagonal = self.diagonal[right.value]
+            if _is_number(diagonal):  # the identity's columns, scaled
+                vector = self.tangents.shapes.ndim(left) == 1
+                return _times(diagonal, left if vector else call("np.transpose", left))
+            return call("times_diagonal", left, diagonal)
         return None
 
     def _diagonal_plus_full(self, op: Operation) -> cst.BaseExpression | None:
@@ -178,8 +182,9 @@ class Diagonals:
         if ranks == wanted and self._is_diagonal_vector(g) and self._constant(other, (2,)):
             matrix = other if op.primitive is matmul_left else call("np.transpose", other)
             full = call("times_diagonal", matrix, self.diagonal[g.value])
-            if _is_one(self.diagonal[g.value]):  # the identity's columns: the matrix transposed
-                full = other if op.primitive is matmul_right else call("np.transpose", other)
+            if _is_number(self.diagonal[g.value]):  # the identity's columns: the matrix
+                transposed = other if op.primitive is matmul_right else call("np.transpose", other)
+                full = _times(self.diagonal[g.value], transposed)
             self.forget([target])
             return [assign(self.tangents.name(target), full)]
         return None
@@ -189,6 +194,7 @@ class Diagonals:
     def _keep(self, target: str, diagonal: cst.BaseExpression) -> list:
         """Record `diagonal` as the diagonal of `target` (through a name unless it is one)."""
         self.built.discard(target)  # a full tangent built for an earlier value of it is stale
+        diagonal = _folded(diagonal)
         if isinstance(diagonal, (cst.Name, cst.Float, cst.Integer)):
             self.diagonal[target] = diagonal
             return []
@@ -235,6 +241,33 @@ class _Coefficients(TangentContext):
 
 def _is_one(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Float) and float(expr.value) == 1.0
+
+
+_ARITHMETIC_OF_NUMBERS = re.compile(r"[0-9.eE+\-*/() ]+")
+
+
+def _folded(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """Arithmetic on number literals computed now (``1.0 * 0.5`` -> ``0.5``), so that a
+    diagonal that is a multiple of the identity is recognized as one by the product rules."""
+    if isinstance(expr, (cst.Name, cst.Float, cst.Integer)):
+        return expr
+    text = cst.Module(body=()).code_for_node(expr)
+    if not _ARITHMETIC_OF_NUMBERS.fullmatch(text) or "**" in text:  # (no huge powers)
+        return expr
+    try:
+        value = float(eval(text, {"__builtins__": {}}))  # digits and operators only
+    except (ArithmeticError, SyntaxError, ValueError):
+        return expr
+    if value != value or value in (float("inf"), float("-inf")):
+        return expr
+    if value < 0:
+        return cst.UnaryOperation(cst.Minus(), cst.Float(repr(-value)))
+    return cst.Float(repr(value))
+
+
+def _is_number(expr: cst.BaseExpression) -> bool:
+    """A literal diagonal: the identity scaled by it."""
+    return isinstance(expr, (cst.Float, cst.Integer))
 
 
 def _times(a: cst.BaseExpression, b: cst.BaseExpression) -> cst.BaseExpression:
