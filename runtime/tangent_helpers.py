@@ -357,7 +357,8 @@ def add_to_diagonal(t, c, x):
     a copy of `t` with `c` added along its diagonal, not a second full array."""
     shape = np.shape(x)
     size = math.prod(shape)
-    out = np.array(t, dtype=np.result_type(t, c, 1.0))  # a copy: `t` may be shared
+    # a copy (`t` may be shared), in C order: only then is reshape(-1) a view to add into
+    out = np.array(t, dtype=np.result_type(t, c, 1.0), order="C")
     out.reshape(-1)[:: size + 1] += _flat_diagonal(c, shape)
     return out
 

@@ -162,3 +162,36 @@ def test_reverse_jacobian_keeps_the_output_adjoint_diagonal():
     np.testing.assert_allclose(jacobian(x), differences(layer, x), rtol=1e-6, atol=1e-8)
     sweep = sg.source(jacobian, x).split("def jvp_")[-1]
     assert "identity_directions" not in sweep and "times_diagonal(" in sweep
+
+
+def test_the_diagonal_helpers_match_dense_constructions():
+    from s2sgrad.runtime import add_to_diagonal, diagonal_directions, diagonal_times, times_diagonal
+
+    c = np.array([1.0, -2.0, 0.5, 3.0])
+    full = np.diag(c)
+    x = np.zeros(4)
+    np.testing.assert_array_equal(diagonal_directions(x, c), full)
+    np.testing.assert_array_equal(diagonal_directions(x, 2.0), 2.0 * np.eye(4))
+    for t in (S, S.T, np.asfortranarray(S), S[:, ::-1]):  # any memory layout
+        before = t.copy()
+        np.testing.assert_array_equal(add_to_diagonal(t, c, x), t + full)
+        np.testing.assert_array_equal(t, before)  # a copy: the tangent may be shared
+    np.testing.assert_allclose(diagonal_times(c, S), full @ S)
+    np.testing.assert_allclose(times_diagonal(S, c), np.stack([S @ row for row in full]))
+    np.testing.assert_allclose(diagonal_times(c, V), full @ V)
+    cube = np.zeros((2, 2, 3))
+    expected = 1.5 * np.eye(12).reshape(12, 2, 2, 3)
+    np.testing.assert_array_equal(diagonal_directions(cube, 1.5), expected)
+
+
+def square_product_then_sum(x):
+    return np.sin(x) + S @ x - x**3  # S is square: S @ x has x's shape
+
+
+def test_a_square_constant_product_keeps_the_shape():
+    x = np.array([0.3, -0.8, 1.1, 0.5])
+    jacobian = sg.jacobian(square_product_then_sum, mode="forward")
+    np.testing.assert_allclose(jacobian(x), S + np.diag(np.cos(x) - 3 * x * x), atol=1e-12)
+    sweep = sg.source(jacobian, x).split("def jvp_")[-1]
+    assert "add_to_diagonal(add_to_diagonal(np.transpose(S)" in sweep
+    assert "lift_tangent" not in sweep and "diagonal_directions" not in sweep

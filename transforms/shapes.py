@@ -244,7 +244,19 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
         return SCALAR
     if op.primitive in _MATMUL and _result_ndim(op, shapes) == 0:
         return SCALAR  # vector @ vector
+    if op.primitive in _MATMUL and len(op.args) == 2 and not op.kwargs:
+        # a product with a square constant matrix keeps the other operand's shape (a vector
+        # or a stack of matrices it multiplies must match it, or the product fails)
+        a, b = (shapes.of(arg) for arg in op.args)
+        if _is_square_matrix(a) and shapes.ndim(op.args[1]):
+            return b
+        if _is_square_matrix(b) and shapes.ndim(op.args[0]):
+            return a
     return None
+
+
+def _is_square_matrix(token) -> bool:
+    return token[0] == "shape" and len(token[1]) == 2 and token[1][0] == token[1][1]
 
 
 def _reduces_everything(op: Operation) -> bool:
