@@ -35,7 +35,7 @@ from s2sgrad.runtime import matmul_left, matmul_right
 
 from .adjoints import assign, call
 from .operations import COPY, Operation
-from .tangent_rules import TangentContext, _elementwise
+from .tangent_rules import TangentContext, elementwise_tangent
 
 _PRODUCTS = (operator.matmul, np.matmul, np.dot)
 _SUMS = (operator.add, np.add, operator.sub, np.subtract)
@@ -74,7 +74,7 @@ class Diagonals:
             self.diagonal.pop(name, None)
             self.built.discard(name)
 
-    def tangent_statements(self, op: Operation, statement: cst.Assign) -> list | None:
+    def tangent_statements(self, op: Operation) -> list | None:
         """The statements giving `op`'s result its tangent when a rule here applies (the
         result's diagonal, or its full tangent built from diagonals), else None."""
         if len(op.targets) != 1 or op.targets[0] not in self.tangents.active:
@@ -99,12 +99,12 @@ class Diagonals:
                 self.forget([target])
                 return [assign(self.tangents.name(target), mixed)]
         if op.rule.elementwise and op.rule.vjp is not None and op.rule.output is None:
-            return self._elementwise(op, statement, target)
+            return self._elementwise(op, target)
         return None
 
     # -- the rules ----------------------------------------------------------------------------
 
-    def _elementwise(self, op: Operation, statement, target: str) -> list | None:
+    def _elementwise(self, op: Operation, target: str) -> list | None:
         active = [a for a in op.args if isinstance(a, cst.Name) and a.value in self.tangents.active]
         if not active or not all(a.value in self.diagonal for a in active):
             return None
@@ -112,7 +112,7 @@ class Diagonals:
             return None  # the result may be larger than the seeded argument
         context = _Coefficients(self)
         statements: list = []
-        diagonal = _elementwise(op, cst.Name(target), context, statements)
+        diagonal = elementwise_tangent(op, cst.Name(target), context, statements)
         if diagonal is None:
             return None
         return statements + self._keep(target, diagonal)

@@ -169,7 +169,7 @@ def _diagonal_statements(statement, tangents: Tangents, activity: Activity):
         if not any(t in tangents.active for t in op.targets):
             diagonals.forget(op.targets)
             return [], None  # nothing to differentiate: the diagonals it reads are not needed
-        kept = diagonals.tangent_statements(op, statement)
+        kept = diagonals.tangent_statements(op)
         if kept is not None:
             return [], kept
         read = read_names(statement.value)

@@ -67,7 +67,7 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
     elif rule.linear is not None:
         tangent = _linear(op, statement.value, ctx)
     else:
-        tangent = _elementwise(op, ans, ctx, statements)
+        tangent = elementwise_tangent(op, ans, ctx, statements)
     results = [None] * len(op.targets)
     results[rule.output or 0] = tangent
     return statements, results
@@ -199,7 +199,7 @@ def _replace_argument(value, op: Operation, position: int, new):
     raise AssertionError(f"cannot place a tangent in {type(value).__name__}")
 
 
-def _elementwise(op: Operation, ans, ctx: TangentContext, statements: list):
+def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: list):
     """Forward rule from an elementwise reverse rule: ``g`` -> each argument's tangent."""
     from .reverse import bind_arguments
 
@@ -262,4 +262,4 @@ def _select_items(node):
     return node.visit(_ItemSelector())
 
 
-__all__ = ["TangentContext", "tangent_of_call"]
+__all__ = ["TangentContext", "elementwise_tangent", "tangent_of_call"]
