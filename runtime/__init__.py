@@ -5,6 +5,8 @@ template names is exported here.
 """
 
 from . import rules
+from .activations import *  # noqa: F403
+from .activations import __all__ as _activation_all
 from .adjoint_helpers import *  # noqa: F403  (re-export: generated code imports these names)
 from .adjoint_helpers import __all__ as _adjoint_all
 from .array_helpers import *  # noqa: F403
@@ -21,6 +23,7 @@ __all__ = [
     "qualified_name",
     "registry",
     "rules",
+    *_activation_all,
     *_adjoint_all,
     *_array_all,
     *_container_all,

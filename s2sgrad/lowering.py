@@ -42,6 +42,7 @@ import operator
 
 import numpy as np
 
+from s2sgrad import runtime
 from s2sgrad.runtime import qualified_name, registry
 
 from . import tensor as tensor_module
@@ -70,6 +71,28 @@ class CustomCall:
     def __init__(self, name: str, backward):
         self.name = name
         self.backward = backward
+
+
+class Expression:
+    """A recorded call that lowers to a Python expression of its arguments, not to a call.
+
+    ``Expression("{0} @ {1} + {2}", affine)`` lets a layer record its product and bias as one
+    operation (one Tensor, one node: a tape's cost is per operation) while the lowered code,
+    ``t0 = c1 @ x0 + x2``, shows the compiler the primitives it is made of, whose rules give
+    the derivatives. `compute` computes the same value on plain arguments."""
+
+    __slots__ = ("__name__", "compute", "text")
+
+    def __init__(self, text: str, compute):
+        self.text = text
+        self.compute = compute
+        self.__name__ = compute.__name__
+
+    def __call__(self, *args):
+        return self.compute(*args)
+
+    def __repr__(self) -> str:
+        return f"Expression({self.text!r})"
 
 
 class Compiled:
@@ -114,8 +137,8 @@ _cache: dict[tuple, Compiled] = {}
 
 
 def cache_size() -> int:
-    """How many distinct recording structures have been compiled (for tests and benchmarks)."""
-    return len(_cache)
+    """How many backward sweeps have been compiled (for tests and benchmarks)."""
+    return len({id(compiled) for compiled in _cache.values()})
 
 
 # -- signatures (computed when a node is recorded) -----------------------------------------------
@@ -143,7 +166,7 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
             patterns.append((int, arg))
         elif cls is np.ndarray:
             constants.append(arg)
-            patterns.append(("c", (cls, arg.ndim)))
+            patterns.append(("c", (cls, arg.shape)))
         else:
             patterns.append(_pattern(arg, constants, True))
     if not kwargs:
@@ -203,9 +226,9 @@ def _literal_key(value):
 
 
 def _kind(value):
-    """What a compiled specialization depends on: the class, and an array's dimensions."""
+    """What a compiled specialization depends on: the class, and an array's shape."""
     cls = value.__class__
-    return (cls, value.ndim) if cls is np.ndarray else cls
+    return (cls, value.shape) if cls is np.ndarray else cls
 
 
 _node_key = operator.itemgetter(9, 5, 7)  # a node's structure: signature, refs, result count
@@ -235,7 +258,7 @@ class Recording:
         self.constants: dict[int, int] = {}  # id(Tensor) -> leaf, for untracked inputs
         self.leaf_objects: list = []  # leaf number -> the Tensor
         self.leaf_values: list = []  # leaf number -> its value when read
-        self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's ndim
+        self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's shape
         self.leaves_of: dict[int, list] = {}  # id(Tensor) -> its leaves' refs
         self.has_custom = False
 
@@ -251,7 +274,7 @@ class Recording:
         ref = -1 - len(self.leaf_values)
         self.leaf_objects.append(tensor)
         self.leaf_values.append(value)
-        self.leaf_kinds.append(value.ndim if value.__class__ is np.ndarray else value.__class__)
+        self.leaf_kinds.append(value.shape if value.__class__ is np.ndarray else value.__class__)
         refs = self.leaves_of.get(id(tensor))
         if refs is None:
             self.leaves_of[id(tensor)] = [ref]
@@ -538,6 +561,10 @@ class _Renderer:
         spelling = spell(value)
         if spelling is not None:
             return spelling
+        name = getattr(value, "__name__", None)
+        if name is not None and getattr(runtime, name, None) is value:
+            self.namespace[name] = value  # a runtime primitive (relu) reads as its name
+            return name
         name = f"_fn{len(self.namespace)}"
         self.namespace[name] = value
         return name
@@ -559,6 +586,8 @@ class _Renderer:
             expr = f"{_PREFIX[fn]}{parts[0]}"
         elif getitem:
             expr = f"{parts[0]}[{_index_text(args[1], parts[1])}]"
+        elif fn.__class__ is Expression:
+            expr = fn.text.format(*parts)
         else:
             expr = f"{self.object_name(fn)}({', '.join(parts)})"
         names = [f"t{o}" for o in outs]
@@ -690,15 +719,41 @@ _UNCONNECTED = object()  # the plan of a region with no path from the sources to
 _plans: dict[tuple, object] = {}
 
 
+SHAPE_VARIANTS = 8  # shapes one structure is compiled for before one sweep serves all shapes
+_variants: dict[tuple, int] = {}  # rank-level key -> shapes compiled for it
+
+
 def compiled_for(low: Lowered) -> Compiled:
-    """The primal and backward sweep of a lowered region, from the cache or compiled now."""
+    """The primal and backward sweep of a lowered region, from the cache or compiled now.
+
+    A sweep is compiled for the exact shapes of the arrays it reads, so that the compiler
+    knows which adjoints need no reduction (`unbroadcast`) and leaves those calls out. A
+    structure recorded with many shapes (sequences of varying length) gets, after
+    `SHAPE_VARIANTS` of them, one sweep specialized for ranks only, used for every shape."""
     compiled = _cache.get(low.key)
     if compiled is None:
-        compiled = _cache[low.key] = _compile(low)
+        generic = _rank_key(low.key)
+        seen = _variants[generic] = _variants.get(generic, 0) + 1
+        if seen <= SHAPE_VARIANTS:
+            compiled = _compile(low, exact=True)
+        else:
+            compiled = _cache.get(generic)
+            if compiled is None:
+                compiled = _cache[generic] = _compile(low, exact=False)
+        _cache[low.key] = compiled
     return compiled
 
 
-def _compile(low: Lowered) -> Compiled:
+def _rank_key(key: tuple) -> tuple:
+    """`Lowered.key` with each array's shape replaced by its number of dimensions."""
+    parts, returned, kinds, shapes, version = key
+    ranks = tuple(
+        (kind[0], len(kind[1])) if kind.__class__ is tuple else kind for kind in shapes
+    )
+    return ("ranks", parts, returned, kinds, ranks, version)
+
+
+def _compile(low: Lowered, exact: bool) -> Compiled:
     from s2sgrad.transforms.codegen import compile_module
     from s2sgrad.transforms.pipeline import GradSpec, analyze, generate_gradient
 
@@ -710,12 +765,15 @@ def _compile(low: Lowered) -> Compiled:
         return Compiled(primal, None, (), source, kinds)
     given = tuple(f"t{n}" for n in range(len(low.given)))
     analysis = analyze(primal, GradSpec(wrt=wrt, wrt_is_tuple=True, given=given))
-    ndims = {  # for the arguments whose kinds are in the plan key (not _VALUE or _SEED)
-        _arg_name(low, i): v.ndim
+    shapes = {  # for the arguments whose kinds are in the plan key (not _VALUE or _SEED)
+        _arg_name(low, i): v.shape
         for i, (v, origin) in enumerate(zip(low.values, low.origins, strict=True))
         if isinstance(v, np.ndarray) and origin[0] not in (_VALUE, _SEED)
     }
-    generated = generate_gradient(analysis, frozenset(), ndims)
+    ndims = {name: len(shape) for name, shape in shapes.items()}
+    generated = generate_gradient(
+        analysis, frozenset(), ndims, array_shapes=shapes if exact else None
+    )
     function = generated.function
     code = function.__code__
     n_args = len(low.arg_kinds)

@@ -2,24 +2,31 @@
 
 Everything here is ordinary NumPy on Tensors, so a tape records it operation by operation and
 the compiler differentiates it with the registry's rules; no layer has a hand-written gradient.
+Two things are recorded as one operation each, because a tape's cost is per operation: relu
+(a primitive with its rule, `s2sgrad.runtime.relu`) and a Dense layer's ``x @ kernel + bias``
+(an `Expression`, lowered to the product and the sum, which the compiler differentiates).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from s2sgrad.runtime import relu as runtime_relu
+
+from .lowering import Expression
 from .module import Module, unique_name
-from .tensor import Tensor, Variable, apply
+from .tensor import Tensor, Variable, apply, unary
 
 __all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "softplus", "tanh"]
 
 
 def relu(x):
-    """max(x, 0), elementwise (NaN stays NaN). Its derivative at 0 is 0, as TensorFlow's: the
-    gradient is one `np.where` on the mask (cheaper than `np.maximum`'s tie weights)."""
-    if isinstance(x, Tensor):  # the mask carries no gradient: computed on the value, once
-        return apply(np.where, (x.numpy() <= 0.0, 0.0, x))
-    return np.where(x <= 0.0, 0.0, x)
+    """max(x, 0), elementwise (NaN stays NaN). One primitive (`s2sgrad.runtime.relu`): a tape
+    records one operation, and its derivative, 0 at 0 as TensorFlow's, is one `np.where`
+    (cheaper than `np.maximum`'s tie weights)."""
+    if isinstance(x, Tensor):
+        return unary(runtime_relu, x)
+    return runtime_relu(x)
 
 
 def elu(x, alpha=1.0):
@@ -70,6 +77,15 @@ def _activation(activation):
     )
 
 
+def affine(x, kernel, bias):
+    """``x @ kernel + bias`` on plain values."""
+    return x @ kernel + bias
+
+
+# what a Dense layer records: one operation, lowered to the product and the sum it is made of
+AFFINE = Expression("{0} @ {1} + {2}", affine)
+
+
 class Dense(Module):
     """``activation(x @ kernel + bias)``, with `kernel` (in, units) built on the first call.
 
@@ -113,10 +129,10 @@ class Dense(Module):
                 f"Dense {self.name!r}: input has {x.shape[-1]} features, the kernel expects "
                 f"{self.kernel.shape[0]}"
             )
-        # an ndarray input goes straight to the kernel's operator (not NumPy's override lookup)
-        y = self.kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ self.kernel
         if self.use_bias:
-            y = y + self.bias
+            y = apply(AFFINE, (x, self.kernel, self.bias))
+        else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
+            y = self.kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ self.kernel
         return self.activation(y) if self.activation is not None else y
 
 

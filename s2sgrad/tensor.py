@@ -153,7 +153,7 @@ class Tensor:
             if len(inputs) == 2:
                 return _binary(ufunc, inputs[0], inputs[1])
             if len(inputs) == 1:
-                return _unary(ufunc, inputs[0])
+                return unary(ufunc, inputs[0])
             return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
             raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
@@ -162,7 +162,7 @@ class Tensor:
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.mean and not kwargs and len(args) == 1:
-            return _unary(np.mean, args[0], _full_mean)
+            return unary(np.mean, args[0], _full_mean)
         return apply(func, args, kwargs)
 
     # -- operators (made by `_operator` and `_reflected` above) -----------------------------------
@@ -184,13 +184,13 @@ class Tensor:
     __rmatmul__ = _reflected(operator.matmul)
 
     def __neg__(self):
-        return _unary(operator.neg, self)
+        return unary(operator.neg, self)
 
     def __pos__(self):
-        return _unary(operator.pos, self)
+        return unary(operator.pos, self)
 
     def __abs__(self):
-        return _unary(np.absolute, self)
+        return unary(np.absolute, self)
 
     def __lt__(self, other):
         return _binary(operator.lt, self, other)
@@ -468,7 +468,7 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
     return result
 
 
-def _unary(fn, a, compute=None):
+def unary(fn, a, compute=None):
     """`fn(a)` for a Tensor `a`: unary ufuncs and operators. `compute`, if given, computes
     the same value as `fn` (faster) or returns NotImplemented; the call recorded is `fn`'s."""
     if a.__class__ is not Tensor and a.__class__ is not Variable:

@@ -114,9 +114,11 @@ def generate_gradient(
     array_ndims: dict | None = None,
     debug: bool = False,
     containers: frozenset[str] = frozenset(),
+    array_shapes: dict | None = None,
 ) -> Generated:
     """Build, optimize and compile the gradient (or, for a forward-mode spec, the JVP)
-    function for one specialization."""
+    function for one specialization (`array_shapes`: exact shapes of array parameters, when
+    the specialization is for shapes rather than ranks)."""
     debug = _debug_enabled(debug)
     spec = analysis.spec
     namer = analysis.namer.copy()
@@ -127,6 +129,7 @@ def generate_gradient(
         scalar_params,
         array_ndims or {},
         shaped_like=dict(spec.shaped_like),
+        array_shapes=array_shapes,
     )
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)

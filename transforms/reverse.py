@@ -394,20 +394,49 @@ def _contribute(
         if not shapes.same(arg, target):
             # a full contribution has the result's shape; a lazy one needs the other operands
             # to tell how many times `arg` was repeated
-            others = (
-                []
-                if full
-                else [
-                    shapes.representative(a)
-                    for a in op.args
-                    if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
-                ]
-            )
-            contribution = call("unbroadcast", contribution, shapes.representative(arg), *others)
+            summed = _summed_to(contribution, arg, target, shapes) if full else None
+            if summed is not None:
+                contribution = summed
+            else:
+                others = (
+                    []
+                    if full
+                    else [
+                        shapes.representative(a)
+                        for a in op.args
+                        if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
+                    ]
+                )
+                contribution = call(
+                    "unbroadcast", contribution, shapes.representative(arg), *others
+                )
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction
     adjoints.contribute(arg.value, contribution, full=full)
+
+
+def _summed_to(
+    contribution: cst.BaseExpression, arg: cst.BaseExpression, target: cst.Name, shapes
+) -> cst.Call | None:
+    """``np.sum(contribution, axis=...)`` reducing a contribution of the result's exact shape
+    to `arg`'s, when both shapes are known exactly (a specialization for shapes) and `arg`'s
+    is the trailing part of the result's (a bias added to a batch); None otherwise, and
+    `unbroadcast` works it out at run time."""
+    have, want = shapes.of(target), shapes.of(arg)
+    if have[0] != "shape" or want[0] != "shape" or not want[1]:
+        return None
+    lead = len(have[1]) - len(want[1])
+    if lead <= 0 or have[1][lead:] != want[1]:
+        return None
+    axes = [cst.Integer(str(k)) for k in range(lead)]
+    axis = axes[0] if lead == 1 else cst.Tuple([cst.Element(a) for a in axes])
+    nowhere = cst.SimpleWhitespace("")
+    keyword = cst.AssignEqual(whitespace_before=nowhere, whitespace_after=nowhere)
+    return cst.Call(
+        name_expr("np.sum"),
+        (cst.Arg(contribution), cst.Arg(axis, keyword=cst.Name("axis"), equal=keyword)),
+    )
 
 
 def _is_literal_none(expr: cst.BaseExpression) -> bool:

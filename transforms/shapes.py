@@ -103,10 +103,13 @@ def infer_shapes(
     scalar_params: frozenset[str] = frozenset(),
     array_ndims: Mapping[str, int] | None = None,
     shaped_like: Mapping[str, str] | None = None,
+    array_shapes: Mapping[str, tuple] | None = None,
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers;
     `shaped_like` maps parameters to the name of a value they have the shape of (the
-    parameter takes that value's token from its assignment on).
+    parameter takes that value's token from its assignment on); `array_shapes` gives the
+    exact shapes of array parameters in a specialization for shapes (a tape's recording), so
+    that elementwise results and products of them get exact shapes too.
 
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
@@ -117,9 +120,12 @@ def infer_shapes(
             counts[target] = counts.get(target, 0) + 1
     varying = {name for name, count in counts.items() if count > 1}
     unknown: set[str] = set()
+    ndims = dict(array_ndims or {})
+    exact = dict(array_shapes or {})
+    ndims.update((name, len(shape)) for name, shape in exact.items())
     for _ in range(len(varying) + 2):
         shapes, disagreeing = _walk(
-            nf, activity, namespace, scalar_params, unknown, array_ndims or {}, shaped_like or {}
+            nf, activity, namespace, scalar_params, unknown, ndims, shaped_like or {}, exact
         )
         if disagreeing <= unknown:
             break
@@ -141,7 +147,7 @@ def infer_shapes(
     return shapes
 
 
-def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like):
+def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like, exact):
     """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
     alike = {name: param for param, name in shaped_like.items() if param in nf.params}
     symbols = itertools.count()
@@ -149,7 +155,12 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_l
     ranks: dict[object, int] = {}
     for param in nf.params:
         scalar = param in scalar_params or array_ndims.get(param) == 0
-        tokens[param] = SCALAR if scalar else ("symbol", next(symbols))
+        if scalar:
+            tokens[param] = SCALAR
+        elif param in exact:
+            tokens[param] = ("shape", tuple(exact[param]))
+        else:
+            tokens[param] = ("symbol", next(symbols))
         if param in array_ndims:
             ranks[tokens[param]] = array_ndims[param]
     for target in _loop_targets(nf.funcdef.body.body):
@@ -239,20 +250,49 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
             return SCALAR
         if len(operands) == 1:
             return operands.pop()
+        if all(token[0] == "shape" for token in operands):
+            return _exact(np.broadcast_shapes, *(token[1] for token in operands))
         return None
     if rule.reduction and _reduces_everything(op):
         return SCALAR
     if op.primitive in _MATMUL and _result_ndim(op, shapes) == 0:
         return SCALAR  # vector @ vector
     if op.primitive in _MATMUL and len(op.args) == 2 and not op.kwargs:
+        a, b = (shapes.of(arg) for arg in op.args)
+        if a[0] == "shape" and b[0] == "shape" and op.primitive is not np.dot:
+            return _exact(_matmul_shape, a[1], b[1])
         # a product with a square constant matrix keeps the other operand's shape (a vector
         # or a stack of matrices it multiplies must match it, or the product fails)
-        a, b = (shapes.of(arg) for arg in op.args)
         if _is_square_matrix(a) and shapes.ndim(op.args[1]):
             return b
         if _is_square_matrix(b) and shapes.ndim(op.args[0]):
             return a
     return None
+
+
+def _exact(shape_of, *shapes) -> object | None:
+    """The token of an exact result shape, or None where the shapes do not combine (the call
+    would fail: leave that to run time)."""
+    try:
+        return ("shape", tuple(shape_of(*shapes)))
+    except ValueError:
+        return None
+
+
+def _matmul_shape(a: tuple, b: tuple) -> tuple:
+    """The shape of ``x @ y`` for `x` of shape `a` and `y` of shape `b` (NumPy's rules)."""
+    if not a or not b:
+        raise ValueError("matmul of a scalar")
+    left = a if len(a) > 1 else (1, *a)
+    right = b if len(b) > 1 else (*b, 1)
+    if left[-1] != right[-2]:
+        raise ValueError("matmul: inner dimensions differ")
+    shape = (*np.broadcast_shapes(left[:-2], right[:-2]), left[-2], right[-1])
+    if len(a) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(b) == 1:
+        shape = shape[:-1]
+    return shape
 
 
 def _is_square_matrix(token) -> bool:

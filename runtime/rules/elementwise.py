@@ -21,6 +21,7 @@ import operator
 
 import numpy as np
 
+from ..activations import relu as relu_primitive
 from ..array_helpers import safe_divide, tie_weights
 from ..registry import registry
 
@@ -48,6 +49,11 @@ def multiply(g, ans, x, y):
 def divide(g, ans, x, y):
     gy = safe_divide(g, y)
     return gy, -safe_divide(gy * x, y)
+
+
+@vjp(relu_primitive, elementwise=True)
+def relu(g, ans, x):
+    return np.where(ans > 0.0, g, 0.0)
 
 
 @vjp(operator.neg, np.negative, elementwise=True)
