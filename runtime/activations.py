@@ -1,8 +1,8 @@
 """Activation functions that are primitives: one recorded operation, one rule.
 
 `sg.nn.relu` records `relu` as a single call (a tape records every operation, so a composite
-of comparison, mask and select costs three), and its derivative is one ``np.where`` on the
-result (`rules/elementwise.py`). Generated code may call these like any other runtime name.
+of comparison, mask and select costs three), and its derivative is one product with a mask of
+the result (`rules/elementwise.py`). Generated code may call these like any other runtime name.
 """
 
 import numpy as np

@@ -336,6 +336,27 @@ class Recording:
             key.append((self.ref_of(t), _kind(t._value), og, first.setdefault(id(t), len(first))))
         return tuple(key)
 
+    def step_key(self, target: Tensor, sources: list) -> tuple | None:
+        """``plan_key([target], [None], sources)`` for a training step's call: `sources` a
+        flat list of distinct Tensors or Variables, each tracked. None when they are not
+        (the caller takes the general path). One pass does the checking and the key."""
+        tracked, leaves_of = self.tracked, self.leaves_of
+        first: dict[int, int] = {}
+        key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
+        for s in sources:
+            cls = s.__class__
+            ident = id(s)
+            ref = tracked.get(ident)
+            if (cls is not Variable and cls is not Tensor) or ref is None or ident in first:
+                return None
+            first[ident] = len(first)
+            leaves = leaves_of.get(ident)
+            key.append((None if leaves is None else tuple(leaves), ref, first[ident]))
+        value = target._value
+        kind = (value.__class__, value.shape) if value.__class__ is np.ndarray else value.__class__
+        key.append((self.ref_of(target), kind, None, first.setdefault(id(target), len(first))))
+        return tuple(key)
+
 
 # -- pruning --------------------------------------------------------------------------------------
 
@@ -846,10 +867,10 @@ def region_gradients(recording: Recording, targets, output_gradients, sources, e
     return plan.run(outputs, leaves, nodes, targets, output_gradients)
 
 
-def planned(recording: Recording, targets, output_gradients, sources) -> Plan | None:
-    """The `Plan` already made for this recording structure if it has a backward sweep to run
-    (None otherwise: `backprop` makes, or decides, the rest)."""
-    plan = _plans.get(recording.plan_key(targets, output_gradients, sources))
+def planned(key: tuple) -> Plan | None:
+    """The `Plan` already made under `key` (`Recording.plan_key`) if it has a backward sweep
+    to run (None otherwise: `backprop` makes, or decides, the rest)."""
+    plan = _plans.get(key)
     if plan is None or plan is _UNCONNECTED or plan.compiled.backward is None:
         return None
     return plan

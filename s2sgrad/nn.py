@@ -22,8 +22,8 @@ __all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "
 
 def relu(x):
     """max(x, 0), elementwise (NaN stays NaN). One primitive (`s2sgrad.runtime.relu`): a tape
-    records one operation, and its derivative, 0 at 0 as TensorFlow's, is one `np.where`
-    (cheaper than `np.maximum`'s tie weights)."""
+    records one operation, and its derivative, 0 at 0 as TensorFlow's, is one product with a
+    mask (cheaper than `np.maximum`'s tie weights)."""
     if isinstance(x, Tensor):
         return unary(runtime_relu, x)
     return runtime_relu(x)

@@ -325,25 +325,26 @@ class GradientTape:
         others = tensor.recording
         if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
             return None
-        tracked = recording.tracked
-        for s in sources:
-            if s.__class__ is not Variable and s.__class__ is not Tensor:
-                return None
-            if id(s) not in tracked or s._value.dtype.kind not in "fc":
-                return None
-        if len({id(s) for s in sources}) != len(sources):
-            return None
-        targets, ogs = [target], [None]
-        plan = lowering.planned(recording, targets, ogs, sources)
+        key = recording.step_key(target, sources)  # None unless distinct tracked sources
+        plan = None if key is None else lowering.planned(key)
         if plan is None:
             return None
         if not self._persistent:
             self._used = True
             self._recording = lowering.Recording()
-        grads = plan.run(recording.outputs, recording.leaf_values, recording.nodes, targets, ogs)
+        targets = [target]
+        grads = plan.run(recording.outputs, recording.leaf_values, recording.nodes, targets, _NO_OG)
         self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
-        none = UnconnectedGradients.NONE
-        return [_finish(g, s, none) for g, s in zip(grads, sources, strict=True)]
+        finished = []
+        for g, s in zip(grads, sources, strict=True):
+            value = s._value  # the usual case, an array of the source's shape and dtype, inline
+            if g.__class__ is np.ndarray and g.shape == value.shape and g.dtype is value.dtype:
+                result = _new_tensor(Tensor)
+                result._value = g
+                finished.append(result)
+            else:
+                finished.append(_finish(g, s, UnconnectedGradients.NONE))
+        return finished
 
     def _gradients(self, targets, ogs, sources) -> list:
         recording = self._recording
@@ -461,6 +462,8 @@ def _constant_refs(recording, inputs, refs: tuple) -> tuple:
 
 
 _FLOAT64 = np.dtype(np.float64)
+_new_tensor = object.__new__  # a Tensor without __init__ (its value is set next)
+_NO_OG = (None,)  # the output gradients of a call without them
 _nondifferentiable: frozenset = frozenset()  # primitives registered without a gradient
 _nondifferentiable_version = -1  # the registry version it was built for
 

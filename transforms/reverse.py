@@ -419,7 +419,7 @@ def _contribute(
 def _summed_to(
     contribution: cst.BaseExpression, arg: cst.BaseExpression, target: cst.Name, shapes
 ) -> cst.Call | None:
-    """``np.sum(contribution, axis=...)`` reducing a contribution of the result's exact shape
+    """``g.sum(axis=...)`` (or ``np.sum``) reducing a contribution of the result's exact shape
     to `arg`'s, when both shapes are known exactly (a specialization for shapes) and `arg`'s
     is the trailing part of the result's (a bias added to a batch); None otherwise, and
     `unbroadcast` works it out at run time."""
@@ -432,11 +432,14 @@ def _summed_to(
     axes = [cst.Integer(str(k)) for k in range(lead)]
     axis = axes[0] if lead == 1 else cst.Tuple([cst.Element(a) for a in axes])
     nowhere = cst.SimpleWhitespace("")
-    keyword = cst.AssignEqual(whitespace_before=nowhere, whitespace_after=nowhere)
-    return cst.Call(
-        name_expr("np.sum"),
-        (cst.Arg(contribution), cst.Arg(axis, keyword=cst.Name("axis"), equal=keyword)),
+    keyword = cst.Arg(
+        axis,
+        keyword=cst.Name("axis"),
+        equal=cst.AssignEqual(whitespace_before=nowhere, whitespace_after=nowhere),
     )
+    if isinstance(contribution, cst.Name):  # the method: without np.sum's Python layer
+        return cst.Call(cst.Attribute(contribution, cst.Name("sum")), (keyword,))
+    return cst.Call(name_expr("np.sum"), (cst.Arg(contribution), keyword))
 
 
 def _is_literal_none(expr: cst.BaseExpression) -> bool:
