@@ -753,32 +753,36 @@ def compiled_for(low: Lowered) -> Compiled:
     `SHAPE_VARIANTS` of them, one sweep specialized for ranks only, used for every shape."""
     compiled = _cache.get(low.key)
     if compiled is None:
-        generic = _rank_key(low.key)
+        rendered = render(low)
+        generic = _rank_key(low, rendered)
         seen = _variants[generic] = _variants.get(generic, 0) + 1
         if seen <= SHAPE_VARIANTS:
-            compiled = _compile(low, exact=True)
+            compiled = _compile(low, rendered, exact=True)
         else:
             compiled = _cache.get(generic)
             if compiled is None:
-                compiled = _cache[generic] = _compile(low, exact=False)
+                compiled = _cache[generic] = _compile(low, rendered, exact=False)
         _cache[low.key] = compiled
     return compiled
 
 
-def _rank_key(key: tuple) -> tuple:
-    """`Lowered.key` with each array's shape replaced by its number of dimensions."""
-    parts, returned, kinds, shapes, version = key
+def _rank_key(low: Lowered, rendered: tuple[str, dict]) -> tuple:
+    """What a sweep specialized for ranks depends on: the lowered code (shapes are not in it:
+    array constants are parameters), the objects it calls, and the arguments' kinds with
+    each array's number of dimensions in place of its shape."""
+    source, namespace = rendered
+    kinds, shapes, version = low.key[2:]
     ranks = tuple(
         (kind[0], len(kind[1])) if kind.__class__ is tuple else kind for kind in shapes
     )
-    return ("ranks", parts, returned, kinds, ranks, version)
+    return ("ranks", source, tuple(map(id, namespace.values())), kinds, ranks, version)
 
 
-def _compile(low: Lowered, exact: bool) -> Compiled:
+def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
     from s2sgrad.transforms.codegen import compile_module
     from s2sgrad.transforms.pipeline import GradSpec, analyze, generate_gradient
 
-    source, namespace = render(low)
+    source, namespace = rendered
     primal = compile_module(source, "recorded", namespace)
     wrt = tuple(_arg_name(low, i) for i, kind in enumerate(low.arg_kinds) if kind == "s")
     kinds = tuple(low.arg_kinds)

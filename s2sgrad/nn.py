@@ -119,20 +119,23 @@ class Dense(Module):
     def __call__(self, x):
         if x.__class__ is not np.ndarray and not isinstance(x, Tensor):
             x = Tensor(x)  # an ndarray is used as it is: a constant of the recording
-        if x.ndim < 1:
+        shape = x.shape
+        if not shape:
             raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
-        if self.kernel is None:
+        kernel = self.kernel
+        if kernel is None:
             dtype = x.dtype if x.dtype.kind == "f" else np.float64
-            self.build(x.shape[-1], dtype)
-        elif x.shape[-1] != self.kernel.shape[0]:
+            self.build(shape[-1], dtype)
+            kernel = self.kernel
+        elif shape[-1] != kernel._value.shape[0]:
             raise ValueError(
-                f"Dense {self.name!r}: input has {x.shape[-1]} features, the kernel expects "
-                f"{self.kernel.shape[0]}"
+                f"Dense {self.name!r}: input has {shape[-1]} features, the kernel expects "
+                f"{kernel._value.shape[0]}"
             )
         if self.use_bias:
-            y = apply(AFFINE, (x, self.kernel, self.bias))
+            y = apply(AFFINE, (x, kernel, self.bias))
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
-            y = self.kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ self.kernel
+            y = kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ kernel
         return self.activation(y) if self.activation is not None else y
 
 

@@ -184,10 +184,11 @@ class GradientTape:
         if fn in _nondifferentiable:
             return
         if refs is None:
-            refs = (
-                _constant_ref(recording, x) if rx is None else rx,
-                _constant_ref(recording, y) if ry is None else ry,
-            )
+            if ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
+                ry = recording.constants.get(id(y))
+                if ry is None or recording.leaf_values[-1 - ry] is not y._value:
+                    ry = recording.leaf(y, recording.constants)
+            refs = (_constant_ref(recording, x) if rx is None else rx, ry)
         elif None in refs:
             refs = _constant_refs(recording, inputs, refs)
         if result.__class__ is not Tensor:

@@ -1,0 +1,119 @@
+"""Backward sweeps compiled for exact shapes (`lowering.compiled_for`, `transforms/shapes.py`) and
+a layer's product and bias recorded as one operation (`lowering.Expression`): what the
+generated code leaves out, and that the gradients stay right (closed forms, NumPy's shapes)."""
+
+import numpy as np
+import pytest
+from s2sgrad.transforms import shapes
+
+import s2sgrad as sg
+from s2sgrad import lowering
+
+
+def statements(source: str) -> str:
+    """The generated code without its docstring and comments."""
+    lines = source.split('"""')[-1].splitlines()
+    return "\n".join(line for line in lines if not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((2, 3), (3, 4)),
+        ((3,), (3, 4)),
+        ((2, 3), (3,)),
+        ((3,), (3,)),
+        ((5, 2, 3), (3, 4)),
+        ((2, 3), (5, 3, 4)),
+        ((5, 1, 2, 3), (4, 3, 2)),
+    ],
+)
+def test_exact_matmul_shape_is_numpys(a, b):
+    assert shapes._matmul_shape(a, b) == (np.ones(a) @ np.ones(b)).shape
+
+
+@pytest.mark.parametrize("a, b", [((2, 3), (4, 2)), ((3,), (4,)), ((), (3,))])
+def test_matmul_shapes_that_do_not_combine_give_no_token(a, b):
+    assert shapes._exact(shapes._matmul_shape, a, b) is None
+
+
+def test_same_shapes_need_no_unbroadcast_and_a_bias_is_summed_over_the_batch():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(6, 3))
+    w = sg.Variable(rng.normal(size=(3, 4)))
+    b = sg.Variable(rng.normal(size=4))
+    for _ in range(2):  # the second step runs the planned sweep
+        with sg.GradientTape() as tape:
+            z = np.tanh(x @ w + b)
+            loss = np.sum(z * z)
+        dw, db = tape.gradient(loss, [w, b])
+        code = statements(sg.source(tape))
+        assert "unbroadcast" not in code
+        assert ".sum(axis=0)" in code
+        zv = np.tanh(x @ w.numpy() + b.numpy())
+        dz = 2.0 * zv * (1.0 - zv**2)
+        np.testing.assert_allclose(dw.numpy(), x.T @ dz, rtol=1e-12)
+        np.testing.assert_allclose(db.numpy(), dz.sum(axis=0), rtol=1e-12)
+
+
+def test_a_broadcast_that_is_not_a_leading_batch_is_still_reduced():
+    rng = np.random.default_rng(1)
+    a = sg.Variable(rng.normal(size=(3, 1)))
+    c = sg.Variable(rng.normal(size=(3, 4)))
+    d = sg.Variable(rng.normal(size=(2, 1, 4)))
+    with sg.GradientTape() as tape:
+        y = np.sum(np.sin(a + c + d))
+    da, dc, dd = tape.gradient(y, [a, c, d])
+    slope = np.cos(a.numpy() + c.numpy() + d.numpy())  # (2, 3, 4)
+    np.testing.assert_allclose(da.numpy(), slope.sum(axis=(0, 2))[:, None], rtol=1e-12)
+    np.testing.assert_allclose(dc.numpy(), slope.sum(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(dd.numpy(), slope.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert "unbroadcast" in statements(sg.source(tape))
+
+
+def test_many_shapes_of_one_structure_share_a_rank_generic_sweep(monkeypatch):
+    monkeypatch.setattr(lowering, "SHAPE_VARIANTS", 2)
+    rng = np.random.default_rng(2)
+    w = sg.Variable(rng.normal(size=(3, 2)))
+    b = sg.Variable(rng.normal(size=2))
+    before = lowering.cache_size()
+    for n in range(1, 7):  # six batch sizes: two exact sweeps, then one for every shape
+        x = rng.normal(size=(n, 3))
+        with sg.GradientTape() as tape:
+            loss = np.sum(np.arctan(x @ w + b) * 0.625)
+        dw, db = tape.gradient(loss, [w, b])
+        dz = 0.625 / (1.0 + (x @ w.numpy() + b.numpy()) ** 2)
+        np.testing.assert_allclose(dw.numpy(), x.T @ dz, rtol=1e-12)
+        np.testing.assert_allclose(db.numpy(), dz.sum(axis=0), rtol=1e-12)
+        generic = "unbroadcast" in statements(sg.source(tape))
+        assert generic == (n > 2)
+    assert lowering.cache_size() - before == 3
+
+
+def test_dense_records_its_product_and_bias_as_one_operation():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 2))
+    layer = sg.nn.Dense(3, seed=0)
+    with sg.GradientTape() as tape:
+        y = layer(x)
+        assert len(tape._nodes) == 1  # x @ kernel + bias
+        loss = np.sum(y * y)
+    dk, db = tape.gradient(loss, [layer.kernel, layer.bias])
+    assert "t0 = c2 @ x0 + x1" in sg.source(tape)  # the lowered line the adjoint comments name
+    dy = 2.0 * (x @ layer.kernel.numpy() + layer.bias.numpy())
+    np.testing.assert_allclose(dk.numpy(), x.T @ dy, rtol=1e-12)
+    np.testing.assert_allclose(db.numpy(), dy.sum(axis=0), rtol=1e-12)
+
+
+def test_dense_of_a_watched_input_gives_its_gradient_too():
+    rng = np.random.default_rng(4)
+    x = sg.constant(rng.normal(size=(5, 3)))
+    layer = sg.nn.Dense(2, activation="tanh", seed=1)
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        loss = np.sum(layer(x))
+    dx, dk = tape.gradient(loss, [x, layer.kernel])
+    z = np.tanh(x.numpy() @ layer.kernel.numpy() + layer.bias.numpy())
+    dz = 1.0 - z**2
+    np.testing.assert_allclose(dx.numpy(), dz @ layer.kernel.numpy().T, rtol=1e-12)
+    np.testing.assert_allclose(dk.numpy(), x.numpy().T @ dz, rtol=1e-12)
