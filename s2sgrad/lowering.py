@@ -271,16 +271,18 @@ class Recording:
         """A new leaf for `tensor` holding its current value, registered in `index`
         (`tracked` or `constants`); its ref."""
         value = tensor._value
-        ref = -1 - len(self.leaf_values)
+        values = self.leaf_values
+        ref = -1 - len(values)
         self.leaf_objects.append(tensor)
-        self.leaf_values.append(value)
+        values.append(value)
         self.leaf_kinds.append(value.shape if value.__class__ is np.ndarray else value.__class__)
-        refs = self.leaves_of.get(id(tensor))
+        ident = id(tensor)
+        refs = self.leaves_of.get(ident)
         if refs is None:
-            self.leaves_of[id(tensor)] = [ref]
+            self.leaves_of[ident] = [ref]
         else:
             refs.append(ref)
-        index[id(tensor)] = ref
+        index[ident] = ref
         return ref
 
     def number(self, tensor) -> int | None:

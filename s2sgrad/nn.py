@@ -15,7 +15,7 @@ from s2sgrad.runtime import relu as runtime_relu
 
 from .lowering import Expression
 from .module import Module, unique_name
-from .tensor import Tensor, Variable, apply, unary
+from .tensor import Tensor, Variable, computed, unary
 
 __all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "softplus", "tanh"]
 
@@ -132,8 +132,14 @@ class Dense(Module):
                 f"Dense {self.name!r}: input has {shape[-1]} features, the kernel expects "
                 f"{kernel._value.shape[0]}"
             )
-        if self.use_bias:
-            y = apply(AFFINE, (x, kernel, self.bias))
+        if self.use_bias:  # x @ kernel + bias, computed here and recorded as one operation
+            bias = self.bias
+            args = (x, kernel, bias)
+            if x.__class__ is np.ndarray:
+                value = x @ kernel._value + bias._value
+                y = computed(AFFINE, args, (kernel, bias), value)
+            else:
+                y = computed(AFFINE, args, args, x._value @ kernel._value + bias._value)
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
             y = kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ kernel
         return self.activation(y) if self.activation is not None else y

@@ -219,7 +219,12 @@ class GradientTape:
         for x in inputs:  # x._value is still the value the call read
             ref = tracked.get(id(x))
             if ref is None:
-                if x.__class__ is not Tensor:
+                if x.__class__ is Variable and self._watch_accessed and x._trainable:
+                    if x._value.dtype.kind in "fc":  # `_accessed`, inline: a layer's weights
+                        self._variables[id(x)] = x
+                        ref = recording.leaf(x, tracked)
+                        hit = True
+                elif x.__class__ is not Tensor:
                     ref = self._accessed(x)
                     hit = hit or ref is not None
             else:

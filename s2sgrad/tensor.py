@@ -494,7 +494,7 @@ def _full_mean(value):
     sum and division, so the same bits); NotImplemented for anything else."""
     if value.__class__ is not np.ndarray or value.dtype is not _FLOAT64 or not value.size:
         return NotImplemented
-    return _FLOAT64.type(_sum(value, axis=None) / value.size)
+    return _sum(value, axis=None) / value.size  # np.float64 / int: an np.float64
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -570,6 +570,19 @@ def wrap(value):
     tensor = Tensor.__new__(Tensor)
     tensor._value = value
     return tensor
+
+
+def computed(fn, args: tuple, inputs: tuple, value):
+    """A Tensor holding `value`, which the caller computed as ``fn(*args)`` on the plain
+    values, recorded as that call on the active tapes. `inputs` are the Tensors among `args`
+    in order (`args` itself when every argument is one). A layer's fast path: it skips
+    `apply`'s search for Tensors among the arguments."""
+    result = _new(Tensor)
+    result._value = value
+    if recording:
+        for tape in recording:
+            tape._record(fn, args, None, inputs, result)
+    return result
 
 
 def apply_custom(call, args: tuple, value):

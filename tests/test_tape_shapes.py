@@ -117,3 +117,21 @@ def test_dense_of_a_watched_input_gives_its_gradient_too():
     dz = 1.0 - z**2
     np.testing.assert_allclose(dx.numpy(), dz @ layer.kernel.numpy().T, rtol=1e-12)
     np.testing.assert_allclose(dk.numpy(), x.numpy().T @ dz, rtol=1e-12)
+
+
+def test_exact_matrix_shapes_multiply_directly_and_other_shapes_keep_the_helper():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(4, 3))
+    w = sg.Variable(rng.normal(size=(3, 2)))
+    v = sg.Variable(rng.normal(size=3))
+    with sg.GradientTape() as tape:
+        loss = np.sum(np.sin(x @ w))
+    (dw,) = tape.gradient(loss, [w])
+    code = statements(sg.source(tape))
+    assert "matmul_right" not in code and ".T @ " in code
+    np.testing.assert_allclose(dw.numpy(), x.T @ np.cos(x @ w.numpy()), rtol=1e-12)
+    with sg.GradientTape() as tape:  # a matrix times a vector: the helper's other cases
+        loss = np.sum(np.sin(x @ v))
+    (dv,) = tape.gradient(loss, [v])
+    assert "matmul_right" in statements(sg.source(tape))
+    np.testing.assert_allclose(dv.numpy(), x.T @ np.cos(x @ v.numpy()), rtol=1e-12)
