@@ -144,6 +144,7 @@ def cache_size() -> int:
 # -- signatures (computed when a node is recorded) -----------------------------------------------
 
 _TENSOR = None  # the pattern of a Tensor argument: its place in the node's inputs says which
+_TENSOR_CLASSES = (Tensor, Variable)
 
 
 def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
@@ -154,6 +155,13 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
     items)`` for a list or tuple holding Tensors, or ``("c", kind)`` for anything else (arrays),
     whose value is a parameter of the lowered function.
     """
+    if not kwargs and len(args) == 2 and args[0].__class__ in _TENSOR_CLASSES:
+        other = args[1]  # ``x ** 2``, ``x - array``: the general loop's result, directly
+        cls = other.__class__
+        if cls is int or (cls is float and other - other == 0.0):
+            return (fn, (_TENSOR, (cls, other))), ()
+        if cls is np.ndarray:
+            return (fn, (_TENSOR, ("c", (cls, other.shape)))), (other,)
     constants: list = []
     patterns = []
     for arg in args:
@@ -259,7 +267,7 @@ class Recording:
         self.leaf_objects: list = []  # leaf number -> the Tensor
         self.leaf_values: list = []  # leaf number -> its value when read
         self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's shape
-        self.leaves_of: dict[int, list] = {}  # id(Tensor) -> its leaves' refs
+        self.leaves_of: dict[int, tuple] = {}  # id(Tensor) -> its leaves' refs
         self.has_custom = False
 
     def watch(self, tensor) -> None:
@@ -278,10 +286,7 @@ class Recording:
         self.leaf_kinds.append(value.shape if value.__class__ is np.ndarray else value.__class__)
         ident = id(tensor)
         refs = self.leaves_of.get(ident)
-        if refs is None:
-            self.leaves_of[ident] = [ref]
-        else:
-            refs.append(ref)
+        self.leaves_of[ident] = (ref,) if refs is None else (*refs, ref)
         index[ident] = ref
         return ref
 
@@ -324,13 +329,8 @@ class Recording:
         key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
         for s in sources:
             ident = id(s)
-            leaves = leaves_of.get(ident)
             key.append(
-                (
-                    None if leaves is None else tuple(leaves),
-                    tracked.get(ident),
-                    first.setdefault(ident, len(first)),
-                )
+                (leaves_of.get(ident), tracked.get(ident), first.setdefault(ident, len(first)))
             )
         for t, og in zip(targets, output_gradients, strict=True):
             if og is not None:
@@ -351,9 +351,8 @@ class Recording:
             ref = tracked.get(ident)
             if (cls is not Variable and cls is not Tensor) or ref is None or ident in first:
                 return None
-            first[ident] = len(first)
-            leaves = leaves_of.get(ident)
-            key.append((None if leaves is None else tuple(leaves), ref, first[ident]))
+            position = first[ident] = len(first)
+            key.append((leaves_of.get(ident), ref, position))
         value = target._value
         kind = (value.__class__, value.shape) if value.__class__ is np.ndarray else value.__class__
         key.append((self.ref_of(target), kind, None, first.setdefault(id(target), len(first))))

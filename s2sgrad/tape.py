@@ -52,6 +52,17 @@ class GradientTape:
         6.0
     """
 
+    __slots__ = (
+        "__weakref__",
+        "_active",
+        "_last_adjoint",
+        "_persistent",
+        "_recording",
+        "_used",
+        "_variables",
+        "_watch_accessed",
+    )
+
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed = bool(watch_accessed_variables)

@@ -135,3 +135,13 @@ def test_exact_matrix_shapes_multiply_directly_and_other_shapes_keep_the_helper(
     (dv,) = tape.gradient(loss, [v])
     assert "matmul_right" in statements(sg.source(tape))
     np.testing.assert_allclose(dv.numpy(), x.T @ np.cos(x @ v.numpy()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("other", [2, 2.5, -0.0, np.ones((2, 3)), float("inf"), (1, 2)])
+def test_signature_of_a_tensor_and_a_static_value_is_the_patterns_one(other):
+    x = sg.constant(np.ones(3))
+    sig, constants = lowering.signature(np.power, (x, other), None)
+    found: list = []
+    assert sig == (np.power, (None, lowering._pattern(other, found, True)))
+    assert len(constants) == len(found)
+    assert all(a is b for a, b in zip(constants, found, strict=True))
