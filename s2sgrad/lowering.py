@@ -355,7 +355,10 @@ class Recording:
             key.append((leaves_of.get(ident), ref, position))
         value = target._value
         kind = (value.__class__, value.shape) if value.__class__ is np.ndarray else value.__class__
-        key.append((self.ref_of(target), kind, None, first.setdefault(id(target), len(first))))
+        ref = tracked.get(id(target))  # `ref_of`, inline for a recorded result (the loss)
+        if ref is None or ref < 0:
+            ref = self.ref_of(target)
+        key.append((ref, kind, None, first.setdefault(id(target), len(first))))
         return tuple(key)
 
 

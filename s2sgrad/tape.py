@@ -345,7 +345,7 @@ class GradientTape:
         key = recording.step_key(target, sources)  # None unless distinct tracked sources
         plan = None if key is None else lowering.planned(key)
         if plan is None:
-            return None
+            return None  # not planned yet, or nothing to run: the general path decides
         if not self._persistent:
             self._used = True
             self._recording = lowering.Recording()
