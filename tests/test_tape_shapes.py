@@ -145,3 +145,28 @@ def test_signature_of_a_tensor_and_a_static_value_is_the_patterns_one(other):
     assert sig == (np.power, (None, lowering._pattern(other, found, True)))
     assert len(constants) == len(found)
     assert all(a is b for a, b in zip(constants, found, strict=True))
+
+
+def test_a_mean_over_an_exact_shape_divides_by_a_number():
+    w = sg.Variable(np.linspace(-1.0, 1.0, 12).reshape(3, 4))
+    with sg.GradientTape() as tape:
+        loss = np.mean(np.sin(w))
+    dw = tape.gradient(loss, w)
+    assert "reduced_count" not in statements(sg.source(tape))
+    np.testing.assert_allclose(dw.numpy(), np.cos(w.numpy()) / 12.0, rtol=1e-12)
+
+
+def test_shapes_are_read_from_recorded_values_not_recomputed():
+    # the loss's shape is the Dense output's: the sweep reads it from a recorded value; the
+    # product inside the layer (not recorded on its own) is not computed again for its shape
+    layer = sg.nn.Dense(2, activation="relu", seed=0)
+    x = sg.constant([[1.0, 2.0, 3.0]])
+    with sg.GradientTape() as tape:
+        loss = np.mean(layer(x) ** 2)
+    dk, db = tape.gradient(loss, layer.trainable_variables)
+    code = statements(sg.source(tape))
+    assert code.count("@") == 1  # the kernel's adjoint, x.T @ g
+    y = np.maximum(x.numpy() @ layer.kernel.numpy() + layer.bias.numpy(), 0.0)
+    dz = y * (y > 0)  # d mean(y ** 2) / dy = 2 y / 2 elements
+    np.testing.assert_allclose(dk.numpy(), x.numpy().T @ dz, rtol=1e-12)
+    np.testing.assert_allclose(db.numpy(), dz.sum(axis=0), rtol=1e-12)

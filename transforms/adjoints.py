@@ -8,6 +8,7 @@ may be updated in place). `Context` is what the reverse passes of one function s
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import libcst as cst
@@ -84,6 +85,10 @@ class Adjoints:
         if type(node) is not cst.Call:
             return node
         spelled = dotted_name(node.func)
+        if spelled == "reduced_count":
+            counted = self._exact_count(node)
+            if counted is not None:
+                return counted
         positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
         if not positions:
             return node
@@ -94,6 +99,20 @@ class Adjoints:
             for i, a in enumerate(node.args)
         )
         return node.with_changes(args=args)
+
+    def _exact_count(self, node: cst.Call) -> cst.Float | None:
+        """``reduced_count(x, None)`` as the number it is when `x`'s shape is known exactly
+        (a specialization for shapes) and not empty (an empty count stays a call: NumPy's
+        nan for the mean of nothing)."""
+        args = node.args
+        if not args or args[0].keyword is not None or len(args) > 2:
+            return None
+        axis = args[1].value if len(args) == 2 else cst.Name("None")
+        token = self.shapes.of(args[0].value)
+        if token[0] != "shape" or not (isinstance(axis, cst.Name) and axis.value == "None"):
+            return None
+        count = math.prod(token[1])
+        return cst.Float(f"{float(count)!r}") if count else None
 
     def emit(self, statement: cst.BaseSmallStatement) -> None:
         leading = ()

@@ -130,6 +130,7 @@ def generate_gradient(
         array_ndims or {},
         shaped_like=dict(spec.shaped_like),
         array_shapes=array_shapes,
+        given=frozenset(spec.given),
     )
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)

@@ -104,12 +104,15 @@ def infer_shapes(
     array_ndims: Mapping[str, int] | None = None,
     shaped_like: Mapping[str, str] | None = None,
     array_shapes: Mapping[str, tuple] | None = None,
+    given: frozenset[str] = frozenset(),
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers;
     `shaped_like` maps parameters to the name of a value they have the shape of (the
     parameter takes that value's token from its assignment on); `array_shapes` gives the
     exact shapes of array parameters in a specialization for shapes (a tape's recording), so
-    that elementwise results and products of them get exact shapes too.
+    that elementwise results and products of them get exact shapes too; `given` names values
+    the caller hands over (`GradSpec.given`): after the parameters, they are the preferred
+    representatives of their shapes.
 
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
@@ -141,9 +144,12 @@ def infer_shapes(
         if isinstance(target.target, cst.Name)
         for name in [target.target.value]
     }
-    for name, token in shapes._tokens.items():  # dicts keep definition order: parameters first
-        if name in everywhere:
-            shapes._first.setdefault(token, name)
+    # dicts keep definition order: parameters first; values the caller hands over (`given`)
+    # come before the rest, which a backward sweep would have to recompute to read
+    for preferred in (set(nf.params), given, everywhere):
+        for name, token in shapes._tokens.items():
+            if name in preferred:
+                shapes._first.setdefault(token, name)
     return shapes
 
 
