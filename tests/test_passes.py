@@ -215,3 +215,28 @@ def test_masks_from_two_rules_add_as_numbers_not_as_a_logical_or():
     sum would be a logical or (1 where both clips pass the gradient, instead of 2)."""
     x = np.array([0.1, 0.25, 0.5, 0.8, 1.0])
     np.testing.assert_array_equal(sg.grad(passes_input.two_clips)(x), [0.0, 1.0, 2.0, 1.0, 0.0])
+
+
+def test_a_removed_lines_comment_goes_to_the_next_kept_line_the_latest_winning():
+    from s2sgrad.transforms.lines import carry_comments
+
+    def line(text, comment=None):
+        statement = cst.parse_statement(text)
+        if comment is None:
+            return statement
+        return statement.with_changes(leading_lines=(cst.EmptyLine(comment=cst.Comment(comment)),))
+
+    def comments(kept):
+        return [[e.comment.value for e in k.leading_lines if e.comment] for k in kept]
+
+    # two alias lines dropped in a row: the kept line belongs to the second one's source line
+    decisions = [
+        ("drop", line("dt2 = dt3", "# adjoint of line 9")),
+        ("drop", line("d_t = dt2", "# adjoint of line 8")),
+        ("keep", line("dx4 = dt3.sum(axis=0)")),
+        ("keep", line("dt0 = dt1 * m", "# adjoint of line 7")),
+    ]
+    assert comments(carry_comments(decisions)) == [["# adjoint of line 8"], ["# adjoint of line 7"]]
+    # a kept line's own comment is never replaced
+    decisions = [("drop", line("a = b", "# line 3")), ("keep", line("c = a", "# line 4"))]
+    assert comments(carry_comments(decisions)) == [["# line 4"]]

@@ -221,7 +221,7 @@ def carry_comments(decisions) -> list:
         else:
             line_leading = line.leading_lines
         if decision == "drop":
-            if line_leading and not pending:
+            if line_leading:  # the last comment dropped is the one naming what comes next
                 pending = line_leading
             continue
         if pending and not line.leading_lines:
