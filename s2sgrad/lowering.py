@@ -162,6 +162,10 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
             return (fn, (_TENSOR, (cls, other))), ()
         if cls is np.ndarray:
             return (fn, (_TENSOR, ("c", (cls, other.shape)))), (other,)
+    elif not kwargs and len(args) == 3 and args[0].__class__ is np.ndarray:
+        if args[1].__class__ in _TENSOR_CLASSES and args[2].__class__ in _TENSOR_CLASSES:
+            first = args[0]  # a layer on an input array: ``x @ kernel + bias``
+            return (fn, (("c", (np.ndarray, first.shape)), _TENSOR, _TENSOR)), (first,)
     constants: list = []
     patterns = []
     for arg in args:

@@ -147,6 +147,16 @@ def test_signature_of_a_tensor_and_a_static_value_is_the_patterns_one(other):
     assert all(a is b for a, b in zip(constants, found, strict=True))
 
 
+def test_signature_of_a_layer_on_an_input_array_is_the_patterns_one():
+    x, w, b = np.ones((4, 3)), sg.Variable(np.ones((3, 2))), sg.Variable(np.ones(2))
+    sig, constants = lowering.signature(sg.nn.AFFINE, (x, w, b), None)
+    found: list = []
+    patterns = tuple(lowering._pattern(a, found, True) for a in (x, w, b))
+    assert sig == (sg.nn.AFFINE, patterns)
+    assert len(constants) == len(found)
+    assert all(a is b for a, b in zip(constants, found, strict=True))
+
+
 def test_a_mean_over_an_exact_shape_divides_by_a_number():
     w = sg.Variable(np.linspace(-1.0, 1.0, 12).reshape(3, 4))
     with sg.GradientTape() as tape:
