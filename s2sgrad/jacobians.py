@@ -46,7 +46,7 @@ def tape_jacobian(tape, target: Tensor, sources: list, batch: bool) -> list:
     return result
 
 
-_plans: dict[tuple, tuple | None] = {}  # plan key -> (origins, compiled, wrt sources)
+_plans: dict[tuple, tuple | None] = {}  # plan key -> (origins, Jacobian function, wrt sources)
 
 
 def _vectorized(tape, target, sources):
@@ -64,12 +64,12 @@ def _vectorized(tape, target, sources):
     plan = _plans[key]
     if plan is None:  # no path from the sources to the target
         return [None] * len(sources)
-    origins, compiled, wrt_sources = plan
+    origins, jacobian_of, wrt_sources = plan
     objects, values = lowering.gather(recording, origins, [target], [None])
     if lowering.watched_elsewhere(objects, tape):
         return None
     found = [None] * len(sources)
-    for index, j in zip(wrt_sources, compiled.jacobian(*values), strict=True):
+    for index, j in zip(wrt_sources, jacobian_of(*values), strict=True):
         found[index] = j if found[index] is None else found[index] + j
     return [None if j is None else wrap(np.asarray(j)) for j in found]
 
@@ -80,11 +80,16 @@ def _plan(recording, target, sources, jacobian):
         return None
     low = lowering.lower(recording, relevant, [target], [None], sources)
     compiled = lowering.compiled_for(low)
-    if compiled.jacobian is None:
-        wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
-        compiled.jacobian = jacobian(compiled.primal, wrt=wrt)
+    wrt = tuple(i for i, kind in enumerate(low.arg_kinds) if kind == "s")
+    # the plan is for these shapes: one sweep per input element or one per output element,
+    # whichever is fewer (the plan key holds the shapes, so this stays right for the plan)
+    inputs = sum(np.size(low.values[i]) for i in wrt)
+    mode = "forward" if inputs < np.size(target._value) else "reverse"
+    jacobian_of = compiled.jacobians.get(mode)
+    if jacobian_of is None:
+        jacobian_of = compiled.jacobians[mode] = jacobian(compiled.primal, wrt=wrt, mode=mode)
     wrt_sources = [low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"]
-    return tuple(low.origins), compiled, wrt_sources
+    return tuple(low.origins), jacobian_of, wrt_sources
 
 
 def _by_rows(tape, target, sources):

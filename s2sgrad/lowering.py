@@ -103,7 +103,7 @@ class Compiled:
     primal, made on first use) recomputes the forward pass: nested tapes run it on Tensors.
     """
 
-    __slots__ = ("backward", "index", "jacobian", "kinds", "primal", "recompute", "source")
+    __slots__ = ("backward", "index", "jacobians", "kinds", "primal", "recompute", "source")
 
     def __init__(self, primal, backward, index: tuple, source: str, kinds: tuple):
         self.primal = primal
@@ -112,7 +112,7 @@ class Compiled:
         self.source = source
         self.kinds = kinds  # "s" (source) or "c" (constant) per argument of the primal
         self.recompute = None
-        self.jacobian = None  # `sg.jacobian` of the primal, made on first use
+        self.jacobians: dict = {}  # mode -> `sg.jacobian` of the primal, made on first use
 
 
 class TapeAdjoint:

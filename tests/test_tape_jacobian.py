@@ -141,3 +141,29 @@ def test_batch_jacobian_bad_input():
         y = x[:2] * 2.0
     with pytest.raises(ValueError, match="batch"):
         tape.batch_jacobian(y, x)
+
+
+
+def test_jacobian_sweeps_over_the_smaller_of_inputs_and_outputs():
+    from s2sgrad import jacobians, lowering
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(7, 5))
+    layer = sg.nn.Dense(10, activation=sg.nn.relu, seed=0)
+    with sg.GradientTape(persistent=True) as tape:
+        y = layer(x)  # 70 outputs
+        s = np.sum(y * y, axis=1)[:2]  # 2 outputs
+    recording = tape._recording
+    for target, sweep in [(y, "columns_to_jacobian"), (s, "rows_to_jacobian")]:
+        j = tape.jacobian(target, layer.kernel)  # 50 inputs
+        key = recording.plan_key([target], [None], [layer.kernel])
+        origins, jacobian_of, _ = jacobians._plans[key]
+        _, values = lowering.gather(recording, origins, [target], [None])
+        assert sweep in sg.source(jacobian_of, *values)
+        rows = []  # the reference: one gradient per output element
+        for k in range(target.size):
+            seed = np.zeros(target.size)
+            seed[k] = 1.0
+            g = tape.gradient(target, layer.kernel, output_gradients=seed.reshape(target.shape))
+            rows.append(g.numpy())
+        np.testing.assert_allclose(j.numpy(), np.reshape(rows, j.shape), rtol=1e-12, atol=1e-14)
