@@ -28,7 +28,7 @@ def tape_jacobian(tape, target: Tensor, sources: list, batch: bool) -> list:
                 f"{type(s).__name__}"
             )
     tracked = tape._recording.tracked
-    picked = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and id(s) in tracked]
+    picked = [i for i, s in enumerate(sources) if s.dtype.kind in "fc" and s in tracked]
     result = [None] * len(sources)
     if not picked:
         return result

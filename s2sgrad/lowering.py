@@ -264,19 +264,21 @@ class Recording:
     def __init__(self):
         self.nodes: list = []
         self.outputs: list = []  # value number -> the Tensor holding it
-        # What the tape tracks (gradients flow only from these): id(Tensor) -> its ref, the
-        # value number of a recorded result or the leaf of a watched Tensor or Variable.
-        self.tracked: dict[int, int] = {}
-        self.constants: dict[int, int] = {}  # id(Tensor) -> leaf, for untracked inputs
+        # What the tape tracks (gradients flow only from these): Tensor -> its ref, the value
+        # number of a recorded result or the leaf of a watched Tensor or Variable. Tensors
+        # hash by identity, and a dict finds its own key by identity before comparing, so
+        # Tensors are keys as they are (Tensor.__eq__ is never called; ``id()`` costs more).
+        self.tracked: dict[Tensor, int] = {}
+        self.constants: dict[Tensor, int] = {}  # Tensor -> leaf, for untracked inputs
         self.leaf_objects: list = []  # leaf number -> the Tensor
         self.leaf_values: list = []  # leaf number -> its value when read
         self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's shape
-        self.leaves_of: dict[int, tuple] = {}  # id(Tensor) -> its leaves' refs
+        self.leaves_of: dict[Tensor, tuple] = {}  # Tensor -> its leaves' refs
         self.has_custom = False
 
     def watch(self, tensor) -> None:
         """Track `tensor` from now on (a leaf, unless a recorded call produced it)."""
-        if id(tensor) not in self.tracked:
+        if tensor not in self.tracked:
             self.leaf(tensor, self.tracked)
 
     def leaf(self, tensor, index: dict) -> int:
@@ -288,22 +290,21 @@ class Recording:
         self.leaf_objects.append(tensor)
         values.append(value)
         self.leaf_kinds.append(value.shape if value.__class__ is np.ndarray else value.__class__)
-        ident = id(tensor)
-        refs = self.leaves_of.get(ident)
-        self.leaves_of[ident] = (ref,) if refs is None else (*refs, ref)
-        index[ident] = ref
+        refs = self.leaves_of.get(tensor)
+        self.leaves_of[tensor] = (ref,) if refs is None else (*refs, ref)
+        index[tensor] = ref
         return ref
 
     def number(self, tensor) -> int | None:
         """The value number of a recorded result (None for anything else)."""
-        number = self.tracked.get(id(tensor))
+        number = self.tracked.get(tensor)
         return None if number is None or number < 0 else number
 
     def ref_of(self, tensor) -> int | None:
         """The value number of a recorded result, or the leaf holding its current value."""
-        ref = self.tracked.get(id(tensor))
+        ref = self.tracked.get(tensor)
         if ref is None:
-            ref = self.constants.get(id(tensor))
+            ref = self.constants.get(tensor)
         if ref is not None and ref < 0 and self.leaf_values[-1 - ref] is not tensor._value:
             return None
         return ref
@@ -317,7 +318,7 @@ class Recording:
         first = len(outputs)
         for out in outs:
             if out._value.dtype.kind in "fc":
-                self.tracked[id(out)] = len(outputs)
+                self.tracked[out] = len(outputs)
             outputs.append(out)
         self.nodes.append(
             (fn, args, kwargs, inputs, result, refs, first, len(outs), constants, sig)
@@ -329,17 +330,14 @@ class Recording:
         """Everything a `Plan` depends on: the recording's structure, which refs the sources
         and targets are, the kinds of the values that are not recorded, and the registry."""
         tracked, leaves_of = self.tracked, self.leaves_of
-        first: dict[int, int] = {}  # which sources and targets are one object
+        first: dict[Tensor, int] = {}  # which sources and targets are one object
         key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
         for s in sources:
-            ident = id(s)
-            key.append(
-                (leaves_of.get(ident), tracked.get(ident), first.setdefault(ident, len(first)))
-            )
+            key.append((leaves_of.get(s), tracked.get(s), first.setdefault(s, len(first))))
         for t, og in zip(targets, output_gradients, strict=True):
             if og is not None:
                 og = _kind(og._value if isinstance(og, Tensor) else og)
-            key.append((self.ref_of(t), _kind(t._value), og, first.setdefault(id(t), len(first))))
+            key.append((self.ref_of(t), _kind(t._value), og, first.setdefault(t, len(first))))
         return tuple(key)
 
     def step_key(self, target: Tensor, sources: list) -> tuple | None:
@@ -347,22 +345,23 @@ class Recording:
         flat list of distinct Tensors or Variables, each tracked. None when they are not
         (the caller takes the general path). One pass does the checking and the key."""
         tracked, leaves_of = self.tracked, self.leaves_of
-        first: dict[int, int] = {}
+        first: dict[Tensor, int] = {}
         key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
         for s in sources:
             cls = s.__class__
-            ident = id(s)
-            ref = tracked.get(ident)
-            if (cls is not Variable and cls is not Tensor) or ref is None or ident in first:
+            if cls is not Variable and cls is not Tensor:
                 return None
-            position = first[ident] = len(first)
-            key.append((leaves_of.get(ident), ref, position))
+            ref = tracked.get(s)
+            if ref is None or s in first:
+                return None
+            position = first[s] = len(first)
+            key.append((leaves_of.get(s), ref, position))
         value = target._value
         kind = (value.__class__, value.shape) if value.__class__ is np.ndarray else value.__class__
-        ref = tracked.get(id(target))  # `ref_of`, inline for a recorded result (the loss)
+        ref = tracked.get(target)  # `ref_of`, inline for a recorded result (the loss)
         if ref is None or ref < 0:
             ref = self.ref_of(target)
-        key.append((ref, kind, None, first.setdefault(id(target), len(first))))
+        key.append((ref, kind, None, first.setdefault(target, len(first))))
         return tuple(key)
 
 
@@ -393,7 +392,7 @@ def prune(recording: Recording, targets: list, sources: list) -> list[int]:
             needed.update(node[5])
     reached = set()
     for s in sources:
-        reached.update(recording.leaves_of.get(id(s), ()))
+        reached.update(recording.leaves_of.get(s, ()))
         if recording.number(s) is not None:
             reached.add(recording.number(s))
     relevant = []
@@ -453,7 +452,7 @@ def lower(
     source_ids = {id(s): i for i, s in enumerate(sources)}
     source_of: dict[int, int] = {}  # ref -> source index
     for i, s in enumerate(sources):
-        for ref in recording.leaves_of.get(id(s), ()):
+        for ref in recording.leaves_of.get(s, ()):
             source_of[ref] = i
         if recording.number(s) is not None:
             source_of[recording.number(s)] = i
@@ -823,7 +822,7 @@ def watched_elsewhere(objects: list, exclude) -> bool:
         if tape is exclude:
             continue
         tracked = tape._recording.tracked
-        if any(id(obj) in tracked for obj in objects):
+        if any(isinstance(obj, Tensor) and obj in tracked for obj in objects):
             return True
         if tape._watch_accessed and any(
             isinstance(obj, Variable) and obj.trainable for obj in objects

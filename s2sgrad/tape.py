@@ -70,7 +70,7 @@ class GradientTape:
         self._persistent = bool(persistent)
         self._watch_accessed = bool(watch_accessed_variables)
         self._recording = lowering.Recording()  # what was recorded and what is tracked
-        self._variables: dict[int, Variable] = {}  # watched Variables, in watch order
+        self._variables: dict[Variable, Variable] = {}  # watched Variables, in watch order
         self._used = False
         self._active = False
         self._last_adjoint = None
@@ -131,7 +131,7 @@ class GradientTape:
                 continue
             self._recording.watch(item)
             if isinstance(item, Variable):
-                self._variables.setdefault(id(item), item)
+                self._variables.setdefault(item, item)
 
     @property
     def __wrapped_transform__(self):
@@ -159,7 +159,7 @@ class GradientTape:
         count = len(inputs)
         if count == 1:  # a Tensor and static arguments (``x ** 2``, ``x - array``)
             x = inputs[0]
-            ref = recording.tracked.get(id(x))
+            ref = recording.tracked.get(x)
             if ref is None:
                 if x.__class__ is Tensor:
                     return
@@ -177,8 +177,8 @@ class GradientTape:
         else:
             tracked = recording.tracked
             x, y = inputs
-            rx = tracked.get(id(x))
-            ry = tracked.get(id(y))
+            rx = tracked.get(x)
+            ry = tracked.get(y)
             if rx is None:
                 if ry is None or x.__class__ is not Tensor or y.__class__ is not Tensor:
                     refs = self._refs(recording, inputs)
@@ -200,7 +200,7 @@ class GradientTape:
             return
         if refs is None:
             if ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
-                ry = recording.constants.get(id(y))
+                ry = recording.constants.get(y)
                 if ry is None or recording.leaf_values[-1 - ry] is not y._value:
                     ry = recording.leaf(y, recording.constants)
             refs = (_constant_ref(recording, x) if rx is None else rx, ry)
@@ -215,7 +215,7 @@ class GradientTape:
         outputs = recording.outputs
         first = len(outputs)
         outputs.append(result)
-        recording.tracked[id(result)] = first
+        recording.tracked[result] = first
         if args is inputs:  # the fast paths: only Tensor arguments, nothing static
             recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, (), fn))
         else:
@@ -232,11 +232,11 @@ class GradientTape:
         refs = []
         hit = False
         for x in inputs:  # x._value is still the value the call read
-            ref = tracked.get(id(x))
+            ref = tracked.get(x)
             if ref is None:
                 if x.__class__ is Variable and self._watch_accessed and x._trainable:
                     if x._value.dtype.kind in "fc":  # `_accessed`, inline: a layer's weights
-                        self._variables[id(x)] = x
+                        self._variables[x] = x
                         ref = recording.leaf(x, tracked)
                         hit = True
                 elif x.__class__ is not Tensor:
@@ -255,7 +255,7 @@ class GradientTape:
         floating Variable read with ``watch_accessed_variables``), else None."""
         if isinstance(x, Variable):
             if self._watch_accessed and x._trainable and x._value.dtype.kind in "fc":
-                self._variables[id(x)] = x
+                self._variables[x] = x
                 return self._recording.leaf(x, self._recording.tracked)
         return None
 
@@ -375,7 +375,7 @@ class GradientTape:
                 recording.watch(t)
         picked, keep = [], []
         for i, s in enumerate(sources):
-            if id(s) in tracked and s._value.dtype.kind in "fc":
+            if s in tracked and s._value.dtype.kind in "fc":
                 picked.append(s)
                 keep.append(i)
         for t in targets:
@@ -468,7 +468,7 @@ class GradientTape:
 
 def _constant_ref(recording, x) -> int:
     """The ref of untracked input `x`: a leaf of `recording.constants`."""
-    ref = recording.constants.get(id(x))
+    ref = recording.constants.get(x)
     if ref is None or recording.leaf_values[-1 - ref] is not x._value:
         ref = recording.leaf(x, recording.constants)
     return ref
