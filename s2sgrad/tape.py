@@ -80,6 +80,8 @@ class GradientTape:
         if self._active:
             raise RuntimeError("this GradientTape is already recording (nested `with` on it)")
         self._active = True
+        if registry.version != _nondifferentiable_version:  # once per block, not per operation
+            _refresh_nondifferentiable()
         tensor.recording.append(self)
         return self
 
@@ -194,9 +196,7 @@ class GradientTape:
                 refs = self._refs(recording, inputs)
             else:
                 refs = None
-        if registry.version != _nondifferentiable_version:
-            _refresh_nondifferentiable()
-        if fn in _nondifferentiable:
+        if fn in _nondifferentiable:  # (brought up to date by __enter__)
             return
         if refs is None:
             if ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
@@ -485,7 +485,9 @@ def _constant_refs(recording, inputs, refs: tuple) -> tuple:
 _FLOAT64 = np.dtype(np.float64)
 _new_tensor = object.__new__  # a Tensor without __init__ (its value is set next)
 _NO_OG = (None,)  # the output gradients of a call without them
-_nondifferentiable: frozenset = frozenset()  # primitives registered without a gradient
+# primitives registered without a gradient: their calls are not recorded (recording one anyway,
+# after a registration inside a `with` block, costs a node and changes no gradient)
+_nondifferentiable: frozenset = frozenset()
 _nondifferentiable_version = -1  # the registry version it was built for
 
 
