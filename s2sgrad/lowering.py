@@ -9,7 +9,8 @@ its static structure. Values are numbered as they are produced (``t0, t1, ...``)
 that number, or ``-1 - k`` for the k-th *leaf*: a Tensor (or a Variable's value at that moment)
 that no recorded call produced.
 Signature, refs and count make a node's key: the structure of the whole recording is the tuple
-of its nodes' keys. `backprop`:
+of its nodes' keys (signatures and the primitives `CustomCall` and `Expression` are in
+`recorded_calls`; the text a region lowers to is written by `rendering`). `backprop`:
 
 1. looks up a `Plan` under that structure, the sources and the targets. On a miss, it prunes
    the nodes to those between the sources and the targets, lowers them to a Python function
@@ -20,7 +21,7 @@ of its nodes' keys. `backprop`:
    `sg.grad`) with every intermediate given (see transforms/given.py): the tape has already
    computed them, so the adjoint is a backward sweep only and takes the recorded values it
    reads as parameters. Compiled code is cached under the lowered region's structure
-   (primitives, static arguments, wiring, the dimensions of the arguments; never the values),
+   (primitives, static arguments, wiring, the shapes of the arguments; never the values),
    so a training loop compiles once, and a plan under the whole recording's, so later steps
    cost a dictionary lookup, the gathering of the values the backward sweep reads, and the
    sweep itself;
@@ -37,62 +38,20 @@ from __future__ import annotations
 
 import itertools
 import linecache
-import math
 import operator
 
 import numpy as np
 
-from s2sgrad import runtime
-from s2sgrad.runtime import qualified_name, registry
+from s2sgrad.runtime import registry
 
 from . import tensor as tensor_module
+from .recorded_calls import CustomCall, Expression, _kind, signature
+from .rendering import _arg_name, render
 from .tensor import Tensor, Variable
 
-_INFIX = {
-    operator.add: "+",
-    operator.sub: "-",
-    operator.mul: "*",
-    operator.truediv: "/",
-    operator.floordiv: "//",
-    operator.mod: "%",
-    operator.pow: "**",
-    operator.matmul: "@",
-}
-_PREFIX = {operator.neg: "-", operator.pos: "+"}
-_LITERAL_TYPES = (bool, int, float, str, type(None))
+__all__ = ["CustomCall", "Expression", "Recording", "backprop", "render", "signature"]
+
 PLAN_LIMIT = 256  # plans kept before the plan cache starts over (compiled code is kept)
-
-
-class CustomCall:
-    """The primitive of a recorded `custom_gradient` call: its ``backward`` closure."""
-
-    __slots__ = ("backward", "name")
-
-    def __init__(self, name: str, backward):
-        self.name = name
-        self.backward = backward
-
-
-class Expression:
-    """A recorded call that lowers to a Python expression of its arguments, not to a call.
-
-    ``Expression("{0} @ {1} + {2}", affine)`` lets a layer record its product and bias as one
-    operation (one Tensor, one node: a tape's cost is per operation) while the lowered code,
-    ``t0 = c1 @ x0 + x2``, shows the compiler the primitives it is made of, whose rules give
-    the derivatives. `compute` computes the same value on plain arguments."""
-
-    __slots__ = ("__name__", "compute", "text")
-
-    def __init__(self, text: str, compute):
-        self.text = text
-        self.compute = compute
-        self.__name__ = compute.__name__
-
-    def __call__(self, *args):
-        return self.compute(*args)
-
-    def __repr__(self) -> str:
-        return f"Expression({self.text!r})"
 
 
 class Compiled:
@@ -141,106 +100,7 @@ def cache_size() -> int:
     return len({id(compiled) for compiled in _cache.values()})
 
 
-# -- signatures (computed when a node is recorded) -----------------------------------------------
-
-_TENSOR = None  # the pattern of a Tensor argument: its place in the node's inputs says which
-_TENSOR_CLASSES = (Tensor, Variable)
-
-
-def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
-    """The static structure of a call (hashable) and the constants it reads, in order.
-
-    Each argument's pattern is `_TENSOR`, a literal's key (numbers, strings, slices: part of
-    the generated code), ``("o", callable)`` for functions, dtypes and types, ``("L"|"T",
-    items)`` for a list or tuple holding Tensors, or ``("c", kind)`` for anything else (arrays),
-    whose value is a parameter of the lowered function.
-    """
-    if not kwargs and len(args) == 2 and args[0].__class__ in _TENSOR_CLASSES:
-        other = args[1]  # ``x ** 2``, ``x - array``: the general loop's result, directly
-        cls = other.__class__
-        if cls is int or (cls is float and other - other == 0.0):
-            return (fn, (_TENSOR, (cls, other))), ()
-        if cls is np.ndarray:
-            return (fn, (_TENSOR, ("c", (cls, other.shape)))), (other,)
-    elif not kwargs and len(args) == 3 and args[0].__class__ is np.ndarray:
-        if args[1].__class__ in _TENSOR_CLASSES and args[2].__class__ in _TENSOR_CLASSES:
-            first = args[0]  # a layer on an input array: ``x @ kernel + bias``
-            return (fn, (("c", (np.ndarray, first.shape)), _TENSOR, _TENSOR)), (first,)
-    constants: list = []
-    patterns = []
-    for arg in args:
-        cls = arg.__class__
-        if cls is Tensor or cls is Variable:
-            patterns.append(_TENSOR)
-        elif cls is float and arg - arg == 0.0:  # a finite number (inf - inf is nan)
-            patterns.append((float, arg))
-        elif cls is int:
-            patterns.append((int, arg))
-        elif cls is np.ndarray:
-            constants.append(arg)
-            patterns.append(("c", (cls, arg.shape)))
-        else:
-            patterns.append(_pattern(arg, constants, True))
-    if not kwargs:
-        if len(patterns) == 2 and patterns[0] is _TENSOR and patterns[1] is _TENSOR:
-            return fn, ()  # what the binary fast path records too
-        return (fn, tuple(patterns)), tuple(constants)
-    keywords = []
-    for key, value in kwargs.items():
-        keywords.append((key, _pattern(value, constants, False)))
-    return (fn, tuple(patterns), tuple(keywords)), tuple(constants)
-
-
-def _pattern(value, constants: list, nested: bool):
-    if isinstance(value, Tensor):
-        return _TENSOR
-    cls = value.__class__
-    if cls is int or cls is bool or cls is str or value is None:
-        return (cls, value)
-    if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
-        return ("L" if cls is list else "T", tuple([_pattern(a, constants, False) for a in value]))
-    if _is_literal(value):
-        return _literal_key(value)
-    if isinstance(value, (np.ndarray, np.generic)):
-        constants.append(value)
-        return ("c", _kind(value))
-    if callable(value) or isinstance(value, (np.dtype, type)):
-        try:
-            hash(value)
-        except TypeError:
-            return ("o", id(value))
-        return ("o", value)
-    constants.append(value)
-    return ("c", cls)
-
-
-def _is_literal(value) -> bool:
-    if value.__class__ in _LITERAL_TYPES:
-        return not (value.__class__ is float and not math.isfinite(value))
-    if value is Ellipsis:
-        return True
-    if isinstance(value, slice):
-        return all(v is None or v.__class__ is int for v in (value.start, value.stop, value.step))
-    if value.__class__ is tuple:
-        return all(_is_literal(v) for v in value)
-    return False
-
-
-def _literal_key(value):
-    if isinstance(value, slice):
-        return ("slice", value.start, value.stop, value.step)
-    if value.__class__ is tuple:
-        return tuple(_literal_key(v) for v in value)
-    return (value.__class__, value)
-
-
 # -- the recording --------------------------------------------------------------------------------
-
-
-def _kind(value):
-    """What a compiled specialization depends on: the class, and an array's shape."""
-    cls = value.__class__
-    return (cls, value.shape) if cls is np.ndarray else cls
 
 
 _node_key = operator.itemgetter(9, 5, 7)  # a node's structure: signature, refs, result count
@@ -547,139 +407,6 @@ def gather(recording: Recording, origins, targets: list, output_gradients: list)
     return objects, values
 
 
-# -- rendering ------------------------------------------------------------------------------------
-
-
-class _Renderer:
-    """Python text of a `Lowered` region's statements and names."""
-
-    def __init__(self, low: Lowered):
-        self.low = low
-        self.namespace: dict[str, object] = {}
-
-    def slot(self, slot: int) -> str:
-        if slot >= 0:
-            return f"t{slot}"
-        return _arg_name(self.low, -1 - slot)
-
-    def value(self, value, refs, consts, nested: bool = True, subscript: bool = False) -> str:
-        """Mirrors `_pattern`: a Tensor's slot, a list of Tensors, or a static value (slices
-        as ``1:3`` in a `subscript`, as ``slice(1, 3, None)`` elsewhere)."""
-        if isinstance(value, Tensor):
-            return self.slot(next(refs))
-        cls = value.__class__
-        if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
-            inner = ", ".join(self.value(a, refs, consts, False) for a in value)
-            if cls is list:
-                return f"[{inner}]"
-            return f"({inner}{',' if len(value) == 1 else ''})"
-        return self.static(value, consts, subscript)
-
-    def static(self, value, consts, subscript: bool = False) -> str:
-        if _is_literal(value):
-            text = _literal_text(value, subscript)
-            return f"({text})" if text.startswith("-") else text
-        if isinstance(value, (np.ndarray, np.generic)):
-            return self.slot(next(consts))
-        if callable(value) or isinstance(value, (np.dtype, type)):
-            return self.object_name(value)
-        return self.slot(next(consts))
-
-    def object_name(self, value) -> str:
-        spelling = spell(value)
-        if spelling is not None:
-            return spelling
-        name = getattr(value, "__name__", None)
-        if name is not None and getattr(runtime, name, None) is value:
-            self.namespace[name] = value  # a runtime primitive (relu) reads as its name
-            return name
-        name = f"_fn{len(self.namespace)}"
-        self.namespace[name] = value
-        return name
-
-    def statement(self, item) -> str:
-        if item[0] == "seed":
-            _, before, seed, after = item
-            return f"t{after} = t{before} + {self.slot(seed)}"
-        node, refs, consts, outs, is_tuple = item
-        fn, args, kwargs = node[0], node[1], node[2]
-        refs, consts = iter(refs), iter(consts)
-        getitem = fn is operator.getitem
-        parts = [self.value(a, refs, consts, True, getitem and i == 1) for i, a in enumerate(args)]
-        if kwargs:
-            parts += [f"{k}={self.value(v, refs, consts, False)}" for k, v in kwargs.items()]
-        if fn in _INFIX:
-            expr = f"{parts[0]} {_INFIX[fn]} {parts[1]}"
-        elif fn in _PREFIX:
-            expr = f"{_PREFIX[fn]}{parts[0]}"
-        elif getitem:
-            expr = f"{parts[0]}[{_index_text(args[1], parts[1])}]"
-        elif fn.__class__ is Expression:
-            expr = fn.text.format(*parts)
-        else:
-            expr = f"{self.object_name(fn)}({', '.join(parts)})"
-        names = [f"t{o}" for o in outs]
-        target = ", ".join(names) + ("," if is_tuple and len(names) == 1 else "")
-        return f"{target} = {expr}"
-
-
-def _index_text(index, text: str) -> str:
-    if index.__class__ is tuple and _is_literal(index) and index:
-        return text[1:-1].rstrip(",")
-    return text
-
-
-def _literal_text(value, subscript: bool = False) -> str:
-    if isinstance(value, slice):
-        if not subscript:
-            return f"slice({value.start!r}, {value.stop!r}, {value.step!r})"
-        start = "" if value.start is None else repr(value.start)
-        stop = "" if value.stop is None else repr(value.stop)
-        step = "" if value.step is None else f":{value.step!r}"
-        return f"{start}:{stop}{step}"
-    if value is Ellipsis:
-        return "..."
-    if value.__class__ is tuple:
-        inner = ", ".join(_literal_text(v, subscript) for v in value)
-        return f"({inner}{',' if len(value) == 1 else ''})"
-    return repr(value)
-
-
-def _arg_name(low: Lowered, slot: int) -> str:
-    return f"{'x' if low.arg_kinds[slot] == 's' else 'c'}{slot}"
-
-
-def spell(fn) -> str | None:
-    """``np.sin`` for `numpy.sin`, ``np.linalg.inv`` for `numpy.linalg.inv`; None otherwise."""
-    name = qualified_name(fn)
-    if not name.startswith("numpy."):
-        return None
-    value = np
-    for part in name.split(".")[1:]:
-        value = getattr(value, part, None)
-    return "np." + name[len("numpy.") :] if value is fn else None
-
-
-def render(low: Lowered) -> tuple[str, dict]:
-    """The lowered function's source (one line per recorded operation) and its namespace."""
-    renderer = _Renderer(low)
-    lines = [renderer.statement(item) for item in low.items]
-    terms = []
-    for slot, og in low.returned:
-        value = renderer.slot(slot)
-        terms.append(value if og is None else f"np.sum({value} * {renderer.slot(og)})")
-    if not terms:
-        terms = ["0.0"]
-    result = terms[0] if len(terms) == 1 else " + ".join(f"np.sum({t})" for t in terms)
-    params = ", ".join(_arg_name(low, i) for i in range(len(low.arg_kinds)))
-    text = "\n".join(f"    {line}" for line in lines)
-    header = '"""A GradientTape recording, lowered by s2sgrad (one line per operation)."""\n'
-    source = (
-        f"{header}import numpy as np\n\n\ndef recorded({params}):\n{text}\n    return {result}\n"
-    )
-    return source, renderer.namespace
-
-
 # -- compiling and running ------------------------------------------------------------------------
 
 
@@ -779,9 +506,7 @@ def _rank_key(low: Lowered, rendered: tuple[str, dict]) -> tuple:
     each array's number of dimensions in place of its shape."""
     source, namespace = rendered
     kinds, shapes, version = low.key[2:]
-    ranks = tuple(
-        (kind[0], len(kind[1])) if kind.__class__ is tuple else kind for kind in shapes
-    )
+    ranks = tuple((kind[0], len(kind[1])) if kind.__class__ is tuple else kind for kind in shapes)
     return ("ranks", source, tuple(map(id, namespace.values())), kinds, ranks, version)
 
 

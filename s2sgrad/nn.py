@@ -13,8 +13,8 @@ import numpy as np
 
 from s2sgrad.runtime import relu as runtime_relu
 
-from .lowering import Expression
 from .module import Module, unique_name
+from .recorded_calls import Expression
 from .tensor import Tensor, Variable, computed, unary
 
 __all__ = ["BatchNormalization", "Dense", "elu", "relu", "sigmoid", "softmax", "softplus", "tanh"]

@@ -23,7 +23,7 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, tensor
+from . import lowering, recorded_calls, tensor
 from .tensor import Tensor, Variable, apply, wrap
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
@@ -219,8 +219,8 @@ class GradientTape:
         if args is inputs:  # the fast paths: only Tensor arguments, nothing static
             recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, (), fn))
         else:
-            sig, constants = lowering.signature(fn, args, kwargs)
-            if fn.__class__ is lowering.CustomCall:
+            sig, constants = recorded_calls.signature(fn, args, kwargs)
+            if fn.__class__ is recorded_calls.CustomCall:
                 recording.has_custom = True
             node = (fn, args, kwargs, inputs, result, refs, first, 1, constants, sig)
             recording.nodes.append(node)
@@ -649,7 +649,7 @@ def _custom_call(fn, args, kwargs):
         tensor.recording.extend(paused)
     if isinstance(value, Tensor):
         value = value._value
-    call = lowering.CustomCall(getattr(fn, "__name__", "custom_gradient"), backward)
+    call = recorded_calls.CustomCall(getattr(fn, "__name__", "custom_gradient"), backward)
     return tensor.apply_custom(call, args, value)
 
 

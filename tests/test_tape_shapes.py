@@ -1,5 +1,5 @@
 """Backward sweeps compiled for exact shapes (`lowering.compiled_for`, `transforms/shapes.py`) and
-a layer's product and bias recorded as one operation (`lowering.Expression`): what the
+a layer's product and bias recorded as one operation (`recorded_calls.Expression`): what the
 generated code leaves out, and that the gradients stay right (closed forms, NumPy's shapes)."""
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 from s2sgrad.transforms import shapes
 
 import s2sgrad as sg
-from s2sgrad import lowering
+from s2sgrad import lowering, recorded_calls
 
 
 def statements(source: str) -> str:
@@ -140,18 +140,18 @@ def test_exact_matrix_shapes_multiply_directly_and_other_shapes_keep_the_helper(
 @pytest.mark.parametrize("other", [2, 2.5, -0.0, np.ones((2, 3)), float("inf"), (1, 2)])
 def test_signature_of_a_tensor_and_a_static_value_is_the_patterns_one(other):
     x = sg.constant(np.ones(3))
-    sig, constants = lowering.signature(np.power, (x, other), None)
+    sig, constants = recorded_calls.signature(np.power, (x, other), None)
     found: list = []
-    assert sig == (np.power, (None, lowering._pattern(other, found, True)))
+    assert sig == (np.power, (None, recorded_calls._pattern(other, found, True)))
     assert len(constants) == len(found)
     assert all(a is b for a, b in zip(constants, found, strict=True))
 
 
 def test_signature_of_a_layer_on_an_input_array_is_the_patterns_one():
     x, w, b = np.ones((4, 3)), sg.Variable(np.ones((3, 2))), sg.Variable(np.ones(2))
-    sig, constants = lowering.signature(sg.nn.AFFINE, (x, w, b), None)
+    sig, constants = recorded_calls.signature(sg.nn.AFFINE, (x, w, b), None)
     found: list = []
-    patterns = tuple(lowering._pattern(a, found, True) for a in (x, w, b))
+    patterns = tuple(recorded_calls._pattern(a, found, True) for a in (x, w, b))
     assert sig == (sg.nn.AFFINE, patterns)
     assert len(constants) == len(found)
     assert all(a is b for a, b in zip(constants, found, strict=True))
