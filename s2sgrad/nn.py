@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from s2sgrad.runtime import registry
 from s2sgrad.runtime import relu as runtime_relu
+from s2sgrad.runtime.rules.elementwise import relu as relu_rule
 
 from .module import Module, unique_name
 from .recorded_calls import Expression
@@ -27,6 +29,10 @@ def relu(x):
     if isinstance(x, Tensor):
         return unary(runtime_relu, x)
     return runtime_relu(x)
+
+
+# sg.nn.relu inside sg.grad: the primitive's rule (the function itself dispatches Tensors)
+registry.register_vjp(relu, relu_rule, elementwise=True, warn=False)
 
 
 def elu(x, alpha=1.0):

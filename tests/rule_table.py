@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy as sp
 
-from s2sgrad import runtime
+from s2sgrad import nn, runtime  # nn registers sg.nn.relu (with relu's rule)
 
 Shape = tuple[int, ...]
 
@@ -135,7 +135,7 @@ ELEMENTWISE = [
             np.copy,
         ]
     ),
-    *_unary([runtime.relu]),
+    *_unary([runtime.relu, nn.relu]),
     *_unary([np.sqrt, np.log, np.log2, np.log10, np.log1p], domain=POSITIVE),
     *_unary([np.arcsin, np.arccos], domain=UNIT),
     *_unary(
@@ -349,7 +349,7 @@ SYMBOLIC = [
     *_sym([np.sqrt, math.sqrt], sp.sqrt, POSITIVE),
     *_sym([np.absolute, builtins.abs, math.fabs], sp.Abs),
     *_sym([np.maximum, builtins.max], sp.Max),
-    *_sym([runtime.relu], lambda x: sp.Max(x, 0)),
+    *_sym([runtime.relu, nn.relu], lambda x: sp.Max(x, 0)),
     *_sym([np.minimum, builtins.min], sp.Min),
     *_sym(
         [np.clip],

@@ -1,5 +1,8 @@
 """Calls to other user functions, each transformed in turn; direct and mutual recursion."""
 
+import subprocess
+import sys
+
 import call_programs as cp
 import numpy as np
 import pytest
@@ -74,3 +77,49 @@ def test_nested_functions_are_inlined(w):
 def test_nested_function_reading_a_changed_value_is_rejected():
     with pytest.raises(sg.TransformError, match="changes after it is defined"):
         sg.grad(cp.nested_reads_a_changed_value)
+
+
+SCALE = np.array([0.5, 2.0, -1.0])
+
+
+def scaled(x, a=2.0, b=SCALE, *, power=2):
+    return a * b * x**power
+
+
+def uses_defaults(x):
+    return np.sum(scaled(x) + scaled(x, 3.0, power=3))
+
+
+def halved(x, a=0.5, *, power=2):
+    return a * x**power
+
+
+def uses_literal_defaults(x):
+    return np.sum(halved(x) * halved(x, power=3))
+
+
+def test_a_callee_left_to_its_defaults_literal_or_not_positional_or_keyword():
+    x = np.array([0.3, 1.1, 0.7])  # positive: the split also differentiates x**power in power
+    df = sg.grad(uses_defaults)
+    want = 2.0 * SCALE * 2 * x + 3.0 * SCALE * 3 * x**2
+    np.testing.assert_allclose(df(x), want, rtol=1e-12)
+    np.testing.assert_allclose(df(x), numerical_gradient(uses_defaults, (x,), 0), rtol=1e-6)
+
+
+def test_an_exported_gradient_calls_a_callee_with_its_literal_defaults(tmp_path):
+    x = np.array([0.3, -1.1, 0.7])
+    path = tmp_path / "exported_defaults.py"
+    sg.export(sg.grad(uses_literal_defaults), path, x)
+    code = (
+        "import importlib.util, numpy as np\n"
+        f"spec = importlib.util.spec_from_file_location('m', {str(path)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "print(repr(getattr(m, m.__all__[0])(np.array([0.3, -1.1, 0.7])).tolist()))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    got = np.array(eval(result.stdout))
+    want = 0.25 * 5 * x**4  # d/dx (0.5 x^2)(0.5 x^3)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

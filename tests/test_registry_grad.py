@@ -28,7 +28,7 @@ from rule_table import TABLE
 from s2sgrad.runtime import registry
 
 import s2sgrad as sg
-from s2sgrad import runtime
+from s2sgrad import nn, runtime
 
 CASES = [(row, shapes) for row in TABLE for shapes in row.shapes]
 MODULE = "registry_generated_functions"
@@ -52,6 +52,7 @@ NAMESPACES = (
     ("math", math),
     ("", builtins),
     ("runtime", runtime),
+    ("nn", nn),
 )
 
 
@@ -241,7 +242,7 @@ def generated_module(tmp_path_factory):
         "import operator",
         "",
         "import numpy as np",
-        "from s2sgrad import runtime",
+        "from s2sgrad import nn, runtime",
         "",
     ]
     for g in GENERATED.values():

@@ -26,6 +26,7 @@ import libcst as cst
 from s2sgrad.runtime import registry as default_registry
 
 from . import codegen
+from .anf import is_literal
 from .optimize import optimize
 from .parse import parse_function
 from .resolve import resolve
@@ -160,7 +161,7 @@ def _compile(split: Split, analysis) -> None:
     params = nf.funcdef.params
     forward = nf.funcdef.with_changes(
         name=cst.Name(split.forward),
-        params=without_defaults(params),
+        params=literal_defaults(params),
         body=cst.IndentedBlock(body=tuple(forward_body)),
         returns=None,
     )
@@ -180,10 +181,34 @@ def _compile(split: Split, analysis) -> None:
     functions = codegen.compile_functions(
         source, [split.forward, split.backward], analysis.namespace
     )
+    # a call may leave parameters to their defaults: the forward half has the same parameters
+    # as the function, so it takes the function's own default values
+    functions[0].__defaults__ = split.fn.__defaults__
+    functions[0].__kwdefaults__ = split.fn.__kwdefaults__
     split.source = source
     split.functions = dict(zip([split.forward, split.backward], functions, strict=True))
     link(functions[0].__globals__, sweeps.callees)
     publish(split)
+
+
+def literal_defaults(params: cst.Parameters) -> cst.Parameters:
+    """`params` keeping the defaults that are literals (``a=2.0``), so that a call leaving them
+    out also runs in an exported module; the trailing run of positional ones only, as Python
+    requires. In process, the compiled forward half gets the function's own default values."""
+    kept = without_defaults(params)
+    positional = list(kept.params)
+    for k in range(len(params.params) - 1, -1, -1):
+        default = params.params[k].default
+        if default is None or not is_literal(default):
+            break
+        positional[k] = positional[k].with_changes(default=default, equal=cst.AssignEqual())
+    keyword = [
+        stripped.with_changes(default=p.default, equal=cst.AssignEqual())
+        if p.default is not None and is_literal(p.default)
+        else stripped
+        for p, stripped in zip(params.kwonly_params, kept.kwonly_params, strict=True)
+    ]
+    return kept.with_changes(params=tuple(positional), kwonly_params=tuple(keyword))
 
 
 def publish(split) -> None:

@@ -139,14 +139,15 @@ class Operation:
 def _is_user_function(value: object) -> bool:
     """A Python function of the user's (not NumPy's, not a builtin): transformed in turn. A
     ``@sg.custom_gradient`` function counts: its own code gives its value and its backward
-    function the derivative (see `transforms/calls.py`)."""
+    function the derivative (see `transforms/calls.py`). So do `sg.nn`'s activations (NumPy
+    code; `sg.nn.relu` has a rule, which is found first)."""
     if not isinstance(value, types.FunctionType):
         return False
     if hasattr(value, "__sg_custom_gradient__"):
         return True
     module = getattr(value, "__module__", "") or ""
-    if module.startswith("s2sgrad.generated."):
-        return True  # generated code calling generated code (higher order)
+    if module.startswith("s2sgrad.generated.") or module == "s2sgrad.nn":
+        return True  # generated code calling generated code (higher order); sg.nn's activations
     return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
 
 
