@@ -123,3 +123,11 @@ def test_an_exported_gradient_calls_a_callee_with_its_literal_defaults(tmp_path)
     got = np.array(eval(result.stdout))
     want = 0.25 * 5 * x**4  # d/dx (0.5 x^2)(0.5 x^3)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_forward_mode_and_hessians_through_a_callee_left_to_its_defaults():
+    x = np.array([0.3, 1.1, 0.7])
+    _, tangent = sg.jvp(uses_defaults, (x,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, np.sum(2.0 * SCALE * 2 * x + 3.0 * SCALE * 3 * x**2))
+    hessian = sg.hessian(uses_defaults)(x)
+    np.testing.assert_allclose(hessian, np.diag(2.0 * SCALE * 2 + 3.0 * SCALE * 6 * x))

@@ -105,6 +105,15 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
     )
     source = codegen.render_module([funcdef], docstring, analysis.namespace)
     functions = codegen.compile_functions(source, [split.name], analysis.namespace)
+    # the function's own default values (its source may hold only the literal ones, or none:
+    # the forward half of a split takes them at run time, see calls.py)
+    if split.fn.__defaults__ is not None:
+        functions[0].__defaults__ = split.fn.__defaults__
+    if split.fn.__kwdefaults__:
+        functions[0].__kwdefaults__ = {
+            **(functions[0].__kwdefaults__ or {}),
+            **split.fn.__kwdefaults__,
+        }
     split.source = source
     split.functions = {split.name: functions[0]}
     link(functions[0].__globals__, callees)
