@@ -179,3 +179,33 @@ def test_second_derivatives_of_the_masked_sqrt_are_zero_where_masked():
     assert d2(0.0) == 0.0
     H = sg.hessian(masked_sqrt)(X)
     np.testing.assert_array_equal(H[:2], np.zeros((2, 4)))
+
+
+def _divides_by_positives(x, y):
+    q = 1.0 + x * x  # >= 1
+    r = np.sqrt(y**2 + 2.0)  # >= sqrt(2)
+    s = np.abs(x) + 0.5  # >= 0.5
+    return np.sum(y / q + x / r + y / s)
+
+
+def _divides_by_anything(x, y):
+    q = x * y + 1.0  # can be 0
+    p = np.exp(x)  # can underflow to 0
+    return np.sum(y / q + y / p)
+
+
+def test_a_divisor_known_positive_is_divided_by_directly_and_others_safely():
+    x, y = np.array([0.3, -1.5]), np.array([2.0, -0.7])
+    direct = sg.grad(_divides_by_positives, wrt=(0, 1))
+    assert "safe_divide" not in sg.source(direct, x, y).split('"""')[-1]
+    eps = 1e-6
+    for k, arg in enumerate((x, y)):
+        fd = []
+        for e in np.eye(arg.size):
+            hi = [x, y]
+            lo = [x, y]
+            hi[k], lo[k] = arg + eps * e, arg - eps * e
+            fd.append((_divides_by_positives(*hi) - _divides_by_positives(*lo)) / (2 * eps))
+        np.testing.assert_allclose(direct(x, y)[k], fd, rtol=1e-6)
+    safe = sg.grad(_divides_by_anything, wrt=(0, 1))
+    assert sg.source(safe, x, y).count("safe_divide(") >= 2

@@ -32,10 +32,17 @@ def assign(target: str, value: cst.BaseExpression) -> cst.Assign:
 class Adjoints:
     """The adjoint sweep being built: adjoint names and what is known about each."""
 
-    def __init__(self, namer: Namer, shapes: ShapeTokens, active: frozenset[str]):
+    def __init__(
+        self,
+        namer: Namer,
+        shapes: ShapeTokens,
+        active: frozenset[str],
+        positive: frozenset[str] = frozenset(),
+    ):
         self.namer = namer
         self.active = active
         self.shapes = shapes
+        self.positive = positive  # names provably > 0 (`signs.positive_names`)
         self.names: dict[str, str] = {}
         self.full: set[str] = set()
         self.owned: set[str] = set()
@@ -45,7 +52,7 @@ class Adjoints:
 
     def fork(self) -> Adjoints:
         """The state for one branch of an ``if``: same knowledge, its own statements."""
-        branch = Adjoints(self.namer, self.shapes, self.active)
+        branch = Adjoints(self.namer, self.shapes, self.active, self.positive)
         branch.names = dict(self.names)
         branch.full = set(self.full)
         branch.owned = set(self.owned)
@@ -81,10 +88,16 @@ class Adjoints:
         )
 
     def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
-        """A helper call with its shape-only arguments replaced by shape representatives."""
+        """A helper call with its shape-only arguments replaced by shape representatives (and
+        what is known without running it: a count of a known shape, a division by a value
+        known to be positive, which needs no `safe_divide`)."""
         if type(node) is not cst.Call:
             return node
         spelled = dotted_name(node.func)
+        if spelled == "safe_divide" and len(node.args) == 2:
+            divisor = node.args[1].value
+            if self._known_positive(divisor):
+                return cst.BinaryOperation(node.args[0].value, cst.Divide(), divisor)
         if spelled == "reduced_count":
             counted = self._exact_count(node)
             if counted is not None:
@@ -99,6 +112,17 @@ class Adjoints:
             for i, a in enumerate(node.args)
         )
         return node.with_changes(args=args)
+
+    def _known_positive(self, expr: cst.BaseExpression) -> bool:
+        """A name known to be > 0, or one times a number >= 1 (``2 * r`` in sqrt's rule: the
+        product cannot underflow to 0)."""
+        if isinstance(expr, cst.Name):
+            return expr.value in self.positive
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            for number, other in ((expr.left, expr.right), (expr.right, expr.left)):
+                if isinstance(number, (cst.Integer, cst.Float)) and number.evaluated_value >= 1:
+                    return self._known_positive(other)
+        return False
 
     def _exact_count(self, node: cst.Call) -> cst.Float | None:
         """``reduced_count(x, None)`` as the number it is when `x`'s shape is known exactly

@@ -36,6 +36,7 @@ from .naming import Namer
 from .operations import COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
 from .shapes import ShapeTokens
+from .signs import positive_names
 from .templates import Template, instantiate, load_template
 from .walk import read_names, rewrite, rewrite_statement
 
@@ -99,7 +100,7 @@ def reverse_sweeps(
     splits=None,
 ) -> Sweeps:
     """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
-    adjoints = Adjoints(namer, shapes, activity.active)
+    adjoints = Adjoints(namer, shapes, activity.active, positive_names(activity))
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         full = scalar_output and shapes.is_scalar(output)
