@@ -45,11 +45,9 @@ import numpy as np
 from s2sgrad.runtime import registry
 
 from . import tensor as tensor_module
-from .recorded_calls import CustomCall, Expression, _kind, signature
+from .recorded_calls import CustomCall, _kind, signature
 from .rendering import _arg_name, render
 from .tensor import Tensor, Variable
-
-__all__ = ["CustomCall", "Expression", "Recording", "backprop", "render", "signature"]
 
 PLAN_LIMIT = 256  # plans kept before the plan cache starts over (compiled code is kept)
 
@@ -216,12 +214,10 @@ class Recording:
                 return None
             position = first[s] = len(first)
             key.append((leaves_of.get(s), ref, position))
-        value = target._value
-        kind = (value.__class__, value.shape) if value.__class__ is np.ndarray else value.__class__
         ref = tracked.get(target)  # `ref_of`, inline for a recorded result (the loss)
         if ref is None or ref < 0:
             ref = self.ref_of(target)
-        key.append((ref, kind, None, first.setdefault(target, len(first))))
+        key.append((ref, _kind(target._value), None, first.setdefault(target, len(first))))
         return tuple(key)
 
 

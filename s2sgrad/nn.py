@@ -141,11 +141,11 @@ class Dense(Module):
         if self.use_bias:  # x @ kernel + bias, computed here and recorded as one operation
             bias = self.bias
             args = (x, kernel, bias)
-            if x.__class__ is np.ndarray:
-                value = x @ kernel._value + bias._value
-                y = computed(AFFINE, args, (kernel, bias), value)
+            if x.__class__ is np.ndarray:  # a constant of the recording: not among the inputs
+                inputs, value = (kernel, bias), x
             else:
-                y = computed(AFFINE, args, args, x._value @ kernel._value + bias._value)
+                inputs, value = args, x._value
+            y = computed(AFFINE, args, inputs, affine(value, kernel._value, bias._value))
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
             y = kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ kernel
         return self.activation(y) if self.activation is not None else y

@@ -360,9 +360,7 @@ class GradientTape:
         for g, s in zip(grads, sources, strict=True):
             value = s._value  # the usual case, an array of the source's shape and dtype, inline
             if g.__class__ is np.ndarray and g.shape == value.shape and g.dtype is value.dtype:
-                result = _new_tensor(Tensor)
-                result._value = g
-                finished.append(result)
+                finished.append(wrap(g))
             else:
                 finished.append(_finish(g, s, _NONE))
         return finished
@@ -483,7 +481,6 @@ def _constant_refs(recording, inputs, refs: tuple) -> tuple:
 
 
 _FLOAT64 = np.dtype(np.float64)
-_new_tensor = object.__new__  # a Tensor without __init__ (its value is set next)
 _NO_OG = (None,)  # the output gradients of a call without them
 # primitives registered without a gradient: their calls are not recorded (recording one anyway,
 # after a registration inside a `with` block, costs a node and changes no gradient)

@@ -89,8 +89,9 @@ class Adjoints:
 
     def shape_only(self, node: cst.CSTNode) -> cst.CSTNode:
         """A helper call with its shape-only arguments replaced by shape representatives (and
-        what is known without running it: a count of a known shape, a division by a value
-        known to be positive, which needs no `safe_divide`)."""
+        what is known without running it: a count of a known shape, a product of matrices of
+        known shapes, a division by a value known to be positive, which needs no
+        `safe_divide`)."""
         if type(node) is not cst.Call:
             return node
         spelled = dotted_name(node.func)
@@ -102,6 +103,10 @@ class Adjoints:
             counted = self._exact_count(node)
             if counted is not None:
                 return counted
+        if spelled in _MATRIX_ADJOINTS:
+            product = self._matrix_product(node, spelled)
+            if product is not None:
+                return product
         positions = SHAPE_ONLY_ARGUMENTS.get(spelled, ()) if spelled else ()
         if not positions:
             return node
@@ -123,6 +128,24 @@ class Adjoints:
                 if isinstance(number, (cst.Integer, cst.Float)) and number.evaluated_value >= 1:
                     return self._known_positive(other)
         return False
+
+    def _matrix_product(self, node: cst.Call, spelled: str) -> cst.BinaryOperation | None:
+        """``g @ y.T`` for ``matmul_left(g, x, y)`` and ``x.T @ g`` for ``matmul_right(g, x,
+        y)`` when `x` and `y` are matrices of exactly known shapes (a specialization for
+        shapes): the helpers' own first case, without the call. Only there: elsewhere the
+        helper's call tells a later transformation (a Hessian) that its result has its
+        argument's shape."""
+        args = node.args
+        if len(args) != 3 or any(a.keyword is not None for a in args):
+            return None
+        g, x, y = (a.value for a in args)
+        for operand in (x, y):
+            token = self.shapes.of(operand)
+            if token[0] != "shape" or len(token[1]) != 2:
+                return None
+        if spelled == "matmul_left":
+            return cst.BinaryOperation(g, cst.MatrixMultiply(), cst.Attribute(y, cst.Name("T")))
+        return cst.BinaryOperation(cst.Attribute(x, cst.Name("T")), cst.MatrixMultiply(), g)
 
     def _exact_count(self, node: cst.Call) -> cst.Float | None:
         """``reduced_count(x, None)`` as the number it is when `x`'s shape is known exactly
@@ -210,6 +233,7 @@ def comment_line(adjoints: Adjoints, line: cst.If, context: Context) -> None:
 
 
 LINE_COMMENT = re.compile(r"# line (\d+): (.*)")
+_MATRIX_ADJOINTS = frozenset({"matmul_left", "matmul_right"})
 
 
 def is_basic_index(elements, shapes: ShapeTokens) -> bool:

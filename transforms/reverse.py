@@ -414,33 +414,7 @@ def _contribute(
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction
-        contribution = _matrix_product(contribution, shapes)
     adjoints.contribute(arg.value, contribution, full=full)
-
-
-_MATMUL_ADJOINTS = {"matmul_left", "matmul_right"}
-
-
-def _matrix_product(contribution: cst.BaseExpression, shapes) -> cst.BaseExpression:
-    """``g @ y.T`` for ``matmul_left(g, x, y)`` and ``x.T @ g`` for ``matmul_right(g, x, y)``
-    when `x` and `y` are matrices of exactly known shapes (a specialization for shapes): the
-    helpers' own first case, without the call. Only there: elsewhere the helper's call tells a
-    later transformation (a Hessian) that its result has its argument's shape."""
-    if not (
-        isinstance(contribution, cst.Call)
-        and isinstance(contribution.func, cst.Name)
-        and contribution.func.value in _MATMUL_ADJOINTS
-        and len(contribution.args) == 3
-        and all(isinstance(a.value, cst.Name) and a.keyword is None for a in contribution.args)
-    ):
-        return contribution
-    g, x, y = (a.value for a in contribution.args)
-    tokens = [shapes.of(x), shapes.of(y)]
-    if any(token[0] != "shape" or len(token[1]) != 2 for token in tokens):
-        return contribution
-    if contribution.func.value == "matmul_left":
-        return cst.BinaryOperation(g, cst.MatrixMultiply(), cst.Attribute(y, cst.Name("T")))
-    return cst.BinaryOperation(cst.Attribute(x, cst.Name("T")), cst.MatrixMultiply(), g)
 
 
 def _summed_to(
