@@ -102,6 +102,7 @@ def cache_size() -> int:
 
 
 _node_key = operator.itemgetter(9, 5, 7)  # a node's structure: signature, refs, result count
+_leaf_kind = operator.attrgetter("shape", "__class__")  # what a leaf's value is, for the keys
 
 
 class Recording:
@@ -110,7 +111,6 @@ class Recording:
     __slots__ = (
         "constants",
         "has_custom",
-        "leaf_kinds",
         "leaf_objects",
         "leaf_values",
         "leaves_of",
@@ -130,8 +130,7 @@ class Recording:
         self.constants: dict[Tensor, int] = {}  # Tensor -> leaf, for untracked inputs
         self.leaf_objects: list = []  # leaf number -> the Tensor
         self.leaf_values: list = []  # leaf number -> its value when read
-        self.leaf_kinds: list = []  # leaf number -> its value's class, or an array's shape
-        self.leaves_of: dict[Tensor, tuple] = {}  # Tensor -> its leaves' refs
+        self.leaves_of: dict[Tensor, tuple] = {}  # Tensor -> its leaves' refs, if several
         self.has_custom = False
 
     def watch(self, tensor) -> None:
@@ -141,17 +140,25 @@ class Recording:
 
     def leaf(self, tensor, index: dict) -> int:
         """A new leaf for `tensor` holding its current value, registered in `index`
-        (`tracked` or `constants`); its ref."""
-        value = tensor._value
+        (`tracked` or `constants`); its ref. A Tensor's first leaf is its entry in `index`;
+        `leaves_of` lists the leaves of those that have several (a Variable assigned since
+        it was read, a constant watched later), which are rare."""
         values = self.leaf_values
         ref = -1 - len(values)
+        if tensor in self.tracked or tensor in self.constants:
+            self.leaves_of[tensor] = (*self.leaves(tensor), ref)
+        values.append(tensor._value)
         self.leaf_objects.append(tensor)
-        values.append(value)
-        self.leaf_kinds.append(value.shape if value.__class__ is np.ndarray else value.__class__)
-        refs = self.leaves_of.get(tensor)
-        self.leaves_of[tensor] = (ref,) if refs is None else (*refs, ref)
         index[tensor] = ref
         return ref
+
+    def leaves(self, tensor) -> tuple:
+        """The refs of the leaves holding values of `tensor`, first one first."""
+        refs = self.leaves_of.get(tensor)
+        if refs is not None:
+            return refs
+        found = [self.constants.get(tensor, 0), self.tracked.get(tensor, 0)]
+        return tuple(sorted((ref for ref in found if ref < 0), reverse=True))
 
     def number(self, tensor) -> int | None:
         """The value number of a recorded result (None for anything else)."""
@@ -186,12 +193,22 @@ class Recording:
 
     def plan_key(self, targets: list, output_gradients: list, sources: list) -> tuple:
         """Everything a `Plan` depends on: the recording's structure, which refs the sources
-        and targets are, the kinds of the values that are not recorded, and the registry."""
-        tracked, leaves_of = self.tracked, self.leaves_of
+        and targets are (and which of them are one object), the kinds of the values that are
+        not recorded, and the registry."""
+        tracked = self.tracked
         first: dict[Tensor, int] = {}  # which sources and targets are one object
-        key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
-        for s in sources:
-            key.append((leaves_of.get(s), tracked.get(s), first.setdefault(s, len(first))))
+        positions = tuple([first.setdefault(s, len(first)) for s in sources])
+        refs = tuple(map(tracked.get, sources))
+        if len(first) == len(refs) and None not in refs:
+            positions = None  # distinct tracked sources: their refs say which is which
+        key = [
+            tuple(map(_node_key, self.nodes)),
+            tuple(map(_leaf_kind, self.leaf_values)),
+            registry.version,
+            refs,
+            tuple(map(self.leaves, sources)) if self.leaves_of else None,
+            positions,
+        ]
         for t, og in zip(targets, output_gradients, strict=True):
             if og is not None:
                 og = _kind(og._value if isinstance(og, Tensor) else og)
@@ -199,26 +216,29 @@ class Recording:
         return tuple(key)
 
     def step_key(self, target: Tensor, sources: list) -> tuple | None:
-        """``plan_key([target], [None], sources)`` for a training step's call: `sources` a
-        flat list of distinct Tensors or Variables, each tracked. None when they are not
-        (the caller takes the general path). One pass does the checking and the key."""
-        tracked, leaves_of = self.tracked, self.leaves_of
-        first: dict[Tensor, int] = {}
-        key = [tuple(map(_node_key, self.nodes)), tuple(self.leaf_kinds), registry.version]
-        for s in sources:
-            cls = s.__class__
-            if cls is not Variable and cls is not Tensor:
-                return None
-            ref = tracked.get(s)
-            if ref is None or s in first:
-                return None
-            position = first[s] = len(first)
-            key.append((leaves_of.get(s), ref, position))
-        ref = tracked.get(target)  # `ref_of`, inline for a recorded result (the loss)
+        """``plan_key([target], [None], sources)`` for a training step's call, built with
+        C-level maps: `sources` a flat list of distinct tracked Tensors or Variables. None
+        when they are not (the caller takes the general path)."""
+        tracked = self.tracked
+        try:
+            refs = tuple(map(tracked.get, sources))
+        except TypeError:  # an unhashable source (a nested structure)
+            return None
+        if None in refs or len(set(refs)) != len(refs):  # one ref per tracked Tensor
+            return None
+        ref = tracked.get(target)
+        position = refs.index(ref) if ref in refs else len(refs)  # `first` of plan_key
         if ref is None or ref < 0:
             ref = self.ref_of(target)
-        key.append((ref, _kind(target._value), None, first.setdefault(target, len(first))))
-        return tuple(key)
+        return (
+            tuple(map(_node_key, self.nodes)),
+            tuple(map(_leaf_kind, self.leaf_values)),
+            registry.version,
+            refs,
+            tuple(map(self.leaves, sources)) if self.leaves_of else None,
+            None,
+            (ref, _kind(target._value), None, position),
+        )
 
 
 # -- pruning --------------------------------------------------------------------------------------
@@ -248,7 +268,7 @@ def prune(recording: Recording, targets: list, sources: list) -> list[int]:
             needed.update(node[5])
     reached = set()
     for s in sources:
-        reached.update(recording.leaves_of.get(s, ()))
+        reached.update(recording.leaves(s))
         if recording.number(s) is not None:
             reached.add(recording.number(s))
     relevant = []
@@ -308,7 +328,7 @@ def lower(
     source_ids = {id(s): i for i, s in enumerate(sources)}
     source_of: dict[int, int] = {}  # ref -> source index
     for i, s in enumerate(sources):
-        for ref in recording.leaves_of.get(s, ()):
+        for ref in recording.leaves(s):
             source_of[ref] = i
         if recording.number(s) is not None:
             source_of[recording.number(s)] = i

@@ -3,8 +3,9 @@
 Everything here is ordinary NumPy on Tensors, so a tape records it operation by operation and
 the compiler differentiates it with the registry's rules; no layer has a hand-written gradient.
 Two things are recorded as one operation each, because a tape's cost is per operation: relu
-(a primitive with its rule, `s2sgrad.runtime.relu`) and a Dense layer's ``x @ kernel + bias``
-(an `Expression`, lowered to the product and the sum, which the compiler differentiates).
+(a primitive with its rule, `s2sgrad.runtime.relu`) and a Dense layer's ``x @ kernel + bias``,
+with its relu if it has that activation (an `Expression`, lowered to the product, the sum and
+relu, which the compiler differentiates).
 """
 
 from __future__ import annotations
@@ -88,8 +89,16 @@ def affine(x, kernel, bias):
     return x @ kernel + bias
 
 
-# what a Dense layer records: one operation, lowered to the product and the sum it is made of
+def affine_relu(x, kernel, bias):
+    """``relu(x @ kernel + bias)`` on plain values."""
+    return runtime_relu(x @ kernel + bias)
+
+
+# What a Dense layer records: one operation, lowered to the product and the sum it is made of
+# (and relu, the one activation that is a primitive: its rule reads only the result, so the
+# sum inside is not needed by the backward sweep and is not kept).
 AFFINE = Expression("{0} @ {1} + {2}", affine)
+AFFINE_RELU = Expression("relu({0} @ {1} + {2})", affine_relu, relu=runtime_relu)
 
 
 class Dense(Module):
@@ -138,17 +147,21 @@ class Dense(Module):
                 f"Dense {self.name!r}: input has {shape[-1]} features, the kernel expects "
                 f"{kernel._value.shape[0]}"
             )
-        if self.use_bias:  # x @ kernel + bias, computed here and recorded as one operation
+        activation = self.activation
+        if self.use_bias:  # x @ kernel + bias (relu of it), computed and recorded as one operation
             bias = self.bias
             args = (x, kernel, bias)
             if x.__class__ is np.ndarray:  # a constant of the recording: not among the inputs
                 inputs, value = (kernel, bias), x
             else:
                 inputs, value = args, x._value
+            if activation is relu:
+                value = affine_relu(value, kernel._value, bias._value)
+                return computed(AFFINE_RELU, args, inputs, value)
             y = computed(AFFINE, args, inputs, affine(value, kernel._value, bias._value))
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
             y = kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ kernel
-        return self.activation(y) if self.activation is not None else y
+        return activation(y) if activation is not None else y
 
 
 class BatchNormalization(Module):

@@ -34,13 +34,16 @@ class Expression:
     ``Expression("{0} @ {1} + {2}", affine)`` lets a layer record its product and bias as one
     operation (one Tensor, one node: a tape's cost is per operation) while the lowered code,
     ``t0 = c1 @ x0 + x2``, shows the compiler the primitives it is made of, whose rules give
-    the derivatives. `compute` computes the same value on plain arguments."""
+    the derivatives. `compute` computes the same value on plain arguments. `names` are the
+    functions the text calls by name (``relu``: a runtime primitive), put in the namespace
+    the lowered code is compiled in."""
 
-    __slots__ = ("__name__", "compute", "text")
+    __slots__ = ("__name__", "compute", "names", "text")
 
-    def __init__(self, text: str, compute):
+    def __init__(self, text: str, compute, **names):
         self.text = text
         self.compute = compute
+        self.names = names
         self.__name__ = compute.__name__
 
     def __call__(self, *args):

@@ -99,6 +99,7 @@ class _Renderer:
             expr = f"{parts[0]}[{_index_text(args[1], parts[1])}]"
         elif fn.__class__ is Expression:
             expr = fn.text.format(*parts)
+            self.namespace.update(fn.names)
         else:
             expr = f"{self.object_name(fn)}({', '.join(parts)})"
         names = [f"t{o}" for o in outs]

@@ -23,8 +23,10 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, recorded_calls, tensor
-from .tensor import Tensor, Variable, apply, wrap
+from . import lowering, tensor
+from .lowering import _plans
+from .recorded_calls import CustomCall, signature
+from .tensor import Tensor, Variable, _new, apply, wrap
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
 
@@ -157,11 +159,17 @@ class GradientTape:
         every operation on a Tensor under an active tape comes through here, so the common
         cases (one or two inputs, each a recorded result, a leaf or a constant Tensor; one
         floating result) are spelled out; the node layout is `lowering.Recording`'s."""
+        if fn in _nondifferentiable:  # (brought up to date by __enter__)
+            for x in inputs:  # not recorded, but the Variables it read are watched (as in TF)
+                if x not in self._recording.tracked:
+                    self._accessed(x)
+            return
         recording = self._recording
+        tracked = recording.tracked
         count = len(inputs)
         if count == 1:  # a Tensor and static arguments (``x ** 2``, ``x - array``)
             x = inputs[0]
-            ref = recording.tracked.get(x)
+            ref = tracked.get(x)
             if ref is None:
                 if x.__class__ is Tensor:
                     return
@@ -170,42 +178,31 @@ class GradientTape:
                     return
             elif ref < 0 and x.__class__ is not Tensor:  # a Variable assigned since?
                 if recording.leaf_values[-1 - ref] is not x._value:
-                    ref = recording.leaf(x, recording.tracked)
+                    ref = recording.leaf(x, tracked)
             refs = (ref,)
-        elif count != 2:
-            refs = self._refs(recording, inputs)
-            if refs is None:
-                return
-        else:
-            tracked = recording.tracked
+        elif count == 2:
             x, y = inputs
             rx = tracked.get(x)
             ry = tracked.get(y)
-            if rx is None:
-                if ry is None or x.__class__ is not Tensor or y.__class__ is not Tensor:
-                    refs = self._refs(recording, inputs)
-                    if refs is None:
-                        return
-                else:
-                    refs = None  # x is a constant: its ref is looked up below
-            elif ry is None and y.__class__ is not Tensor:
-                refs = self._refs(recording, inputs)
-            elif (rx < 0 and x.__class__ is not Tensor) or (
-                ry is not None and ry < 0 and y.__class__ is not Tensor
-            ):
-                refs = self._refs(recording, inputs)
-            else:
-                refs = None
-        if fn in _nondifferentiable:  # (brought up to date by __enter__)
-            return
-        if refs is None:
-            if ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
+            if x.__class__ is not Tensor or y.__class__ is not Tensor:
+                refs = self._all_refs(recording, inputs)  # Variables: read first, or assigned
+                if refs is None:
+                    return
+            elif rx is None:
+                if ry is None:
+                    return
+                refs = (_constant_ref(recording, x), ry)
+            elif ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
                 ry = recording.constants.get(y)
                 if ry is None or recording.leaf_values[-1 - ry] is not y._value:
                     ry = recording.leaf(y, recording.constants)
-            refs = (_constant_ref(recording, x) if rx is None else rx, ry)
-        elif None in refs:
-            refs = _constant_refs(recording, inputs, refs)
+                refs = (rx, ry)
+            else:
+                refs = (rx, ry)
+        else:
+            refs = self._all_refs(recording, inputs)
+            if refs is None:
+                return
         if result.__class__ is not Tensor:
             self._record_several(fn, args, kwargs, inputs, refs, result)
             return
@@ -215,15 +212,23 @@ class GradientTape:
         outputs = recording.outputs
         first = len(outputs)
         outputs.append(result)
-        recording.tracked[result] = first
+        tracked[result] = first
         if args is inputs:  # the fast paths: only Tensor arguments, nothing static
             recording.nodes.append((fn, args, None, inputs, result, refs, first, 1, (), fn))
         else:
-            sig, constants = recorded_calls.signature(fn, args, kwargs)
-            if fn.__class__ is recorded_calls.CustomCall:
+            sig, constants = signature(fn, args, kwargs)
+            if fn.__class__ is CustomCall:
                 recording.has_custom = True
             node = (fn, args, kwargs, inputs, result, refs, first, 1, constants, sig)
             recording.nodes.append(node)
+
+    def _all_refs(self, recording, inputs) -> tuple | None:
+        """`_refs`, with the untracked inputs' refs filled in (constants); None if no input
+        is tracked."""
+        refs = self._refs(recording, inputs)
+        if refs is not None and None in refs:
+            return _constant_refs(recording, inputs, refs)
+        return refs
 
     def _refs(self, recording, inputs) -> tuple | None:
         """The refs of `inputs` (None for an untracked one), or None if none is tracked.
@@ -233,20 +238,26 @@ class GradientTape:
         hit = False
         for x in inputs:  # x._value is still the value the call read
             ref = tracked.get(x)
-            if ref is None:
-                if x.__class__ is Variable and self._watch_accessed and x._trainable:
-                    if x._value.dtype.kind in "fc":  # `_accessed`, inline: a layer's weights
-                        self._variables[x] = x
-                        ref = recording.leaf(x, tracked)
-                        hit = True
-                elif x.__class__ is not Tensor:
-                    ref = self._accessed(x)
-                    hit = hit or ref is not None
-            else:
+            if ref is not None:
                 hit = True
                 if ref < 0 and x.__class__ is not Tensor:  # a Variable assigned since?
                     if recording.leaf_values[-1 - ref] is not x._value:
                         ref = recording.leaf(x, tracked)
+            elif x.__class__ is Variable:
+                value = x._value
+                if x._trainable and self._watch_accessed and value.dtype.kind in "fc":
+                    self._variables[x] = x  # `_accessed`, inline: a layer's weights
+                    if x in recording.constants:
+                        ref = recording.leaf(x, tracked)
+                    else:  # its first leaf: `Recording.leaf`, inline
+                        values = recording.leaf_values
+                        ref = tracked[x] = -1 - len(values)
+                        values.append(value)
+                        recording.leaf_objects.append(x)
+                    hit = True
+            elif x.__class__ is not Tensor:
+                ref = self._accessed(x)
+                hit = hit or ref is not None
             refs.append(ref)
         return tuple(refs) if hit else None
 
@@ -347,22 +358,25 @@ class GradientTape:
         if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
             return None
         key = recording.step_key(target, sources)  # None unless distinct tracked sources
-        plan = None if key is None else lowering.planned(key)
-        if plan is None:
+        plan = None if key is None else _plans.get(key)
+        if plan.__class__ is not lowering.Plan or plan.compiled.backward is None:
             return None  # not planned yet, or nothing to run: the general path decides
         if not self._persistent:
             self._used = True
             self._recording = lowering.Recording()
-        targets = [target]
-        grads = plan.run(recording.outputs, recording.leaf_values, recording.nodes, targets, _NO_OG)
+        leaves = recording.leaf_values
+        grads = plan.run(recording.outputs, leaves, recording.nodes, [target], _NO_OG)
         self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
         finished = []
-        for g, s in zip(grads, sources, strict=True):
-            value = s._value  # the usual case, an array of the source's shape and dtype, inline
-            if g.__class__ is np.ndarray and g.shape == value.shape and g.dtype is value.dtype:
-                finished.append(wrap(g))
-            else:
-                finished.append(_finish(g, s, _NONE))
+        for g, s in zip(grads, sources, strict=False):  # (one gradient per source)
+            if g.__class__ is np.ndarray:  # the usual case: the source's shape and dtype
+                value = s._value
+                if g.shape == value.shape and g.dtype is value.dtype:
+                    result = _new(Tensor)  # `wrap`, inline
+                    result._value = g
+                    finished.append(result)
+                    continue
+            finished.append(_finish(g, s, _NONE))
         return finished
 
     def _gradients(self, targets, ogs, sources) -> list:
@@ -646,7 +660,7 @@ def _custom_call(fn, args, kwargs):
         tensor.recording.extend(paused)
     if isinstance(value, Tensor):
         value = value._value
-    call = recorded_calls.CustomCall(getattr(fn, "__name__", "custom_gradient"), backward)
+    call = CustomCall(getattr(fn, "__name__", "custom_gradient"), backward)
     return tensor.apply_custom(call, args, value)
 
 

@@ -52,6 +52,26 @@ def test_what_is_watched_by_default():
     assert [v.name for v in tape.watched_variables()] == ["x0"]
 
 
+def test_a_variable_read_by_an_operation_without_gradient_is_watched():
+    # as in TensorFlow, reading a trainable Variable watches it, whatever the operation
+    v = sg.Variable(np.array([1.5, -2.0]), name="v")
+    with sg.GradientTape() as tape:
+        y = np.floor(v)  # registered without a gradient: not recorded
+    assert tape.watched_variables() == (v,)
+    assert tape.gradient(y, v) is None
+
+
+def test_a_constant_watched_after_its_first_use_has_a_gradient_through_both():
+    # TensorFlow records an operation when any input is watched and backpropagates to every
+    # recorded input: the use of c before the watch counts too (d(w c * c)/dc = 2 w c)
+    c, w = sg.constant(2.0), sg.Variable(3.0)
+    with sg.GradientTape() as tape:
+        y = w * c
+        tape.watch(c)
+        z = y * c
+    assert tape.gradient(z, c).numpy() == 12.0
+
+
 def test_watch_a_constant():
     x = sg.constant(3.0)
     with sg.GradientTape() as tape:
