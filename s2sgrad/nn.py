@@ -132,15 +132,18 @@ class Dense(Module):
             self.bias = Variable(np.zeros(self.units, dtype=dtype), name=f"{self.name}/bias")
 
     def __call__(self, x):
-        if x.__class__ is not np.ndarray and not isinstance(x, Tensor):
-            x = Tensor(x)  # an ndarray is used as it is: a constant of the recording
-        shape = x.shape
+        if x.__class__ is np.ndarray:  # used as it is: a constant of the recording
+            value = x
+        else:
+            if not isinstance(x, Tensor):
+                x = Tensor(x)
+            value = x._value
+        shape = value.shape
         if not shape:
             raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
         kernel = self.kernel
         if kernel is None:
-            dtype = x.dtype if x.dtype.kind == "f" else np.float64
-            self.build(shape[-1], dtype)
+            self.build(shape[-1], value.dtype if value.dtype.kind == "f" else np.float64)
             kernel = self.kernel
         elif shape[-1] != kernel._value.shape[0]:
             raise ValueError(
@@ -151,18 +154,14 @@ class Dense(Module):
         if self.use_bias:  # x @ kernel + bias (relu of it), computed and recorded as one operation
             bias = self.bias
             args = (x, kernel, bias)
-            if x.__class__ is np.ndarray:  # a constant of the recording: not among the inputs
-                inputs, value = (kernel, bias), x
-            else:
-                inputs, value = args, x._value
+            inputs = (kernel, bias) if value is x else args  # an ndarray is not among them
+            y = value @ kernel._value + bias._value  # `affine` (and `affine_relu`), inline
             if activation is relu:
-                value = affine_relu(value, kernel._value, bias._value)
-                return computed(AFFINE_RELU, args, inputs, value)
-            y = computed(AFFINE, args, inputs, affine(value, kernel._value, bias._value))
+                return computed(AFFINE_RELU, args, inputs, runtime_relu(y))
+            y = computed(AFFINE, args, inputs, y)
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
-            y = kernel.__rmatmul__(x) if x.__class__ is np.ndarray else x @ kernel
+            y = kernel.__rmatmul__(x) if value is x else x @ kernel
         return activation(y) if activation is not None else y
-
 
 class BatchNormalization(Module):
     """Normalizes each feature over the batch: ``gamma * (x - mean) / sqrt(var + eps) + beta``.
