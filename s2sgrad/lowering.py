@@ -201,19 +201,12 @@ class Recording:
         refs = tuple(map(tracked.get, sources))
         if len(first) == len(refs) and None not in refs:
             positions = None  # distinct tracked sources: their refs say which is which
-        key = [
-            tuple(map(_node_key, self.nodes)),
-            tuple(map(_leaf_kind, self.leaf_values)),
-            registry.version,
-            refs,
-            tuple(map(self.leaves, sources)) if self.leaves_of else None,
-            positions,
-        ]
+        parts = []
         for t, og in zip(targets, output_gradients, strict=True):
             if og is not None:
                 og = _kind(og._value if isinstance(og, Tensor) else og)
-            key.append((self.ref_of(t), _kind(t._value), og, first.setdefault(t, len(first))))
-        return tuple(key)
+            parts.append((self.ref_of(t), _kind(t._value), og, first.setdefault(t, len(first))))
+        return self._key(sources, refs, positions, parts)
 
     def step_key(self, target: Tensor, sources: list) -> tuple | None:
         """``plan_key([target], [None], sources)`` for a training step's call, built with
@@ -230,14 +223,18 @@ class Recording:
         position = refs.index(ref) if ref in refs else len(refs)  # `first` of plan_key
         if ref is None or ref < 0:
             ref = self.ref_of(target)
+        return self._key(sources, refs, None, ((ref, _kind(target._value), None, position),))
+
+    def _key(self, sources: list, refs: tuple, positions, targets) -> tuple:
+        """The layout of a plan key, `plan_key`'s and `step_key`'s (which must agree)."""
         return (
             tuple(map(_node_key, self.nodes)),
             tuple(map(_leaf_kind, self.leaf_values)),
             registry.version,
             refs,
             tuple(map(self.leaves, sources)) if self.leaves_of else None,
-            None,
-            (ref, _kind(target._value), None, position),
+            positions,
+            *targets,
         )
 
 

@@ -183,3 +183,25 @@ def test_shapes_are_read_from_recorded_values_not_recomputed():
     dz = y * (y > 0)  # d mean(y ** 2) / dy = 2 y / 2 elements
     np.testing.assert_allclose(dk.numpy(), x.numpy().T @ dz, rtol=1e-12)
     np.testing.assert_allclose(db.numpy(), dz.sum(axis=0), rtol=1e-12)
+
+
+def test_a_training_steps_key_is_the_general_plan_key():
+    # `_planned_gradient` looks plans up under `step_key`; `backprop` makes them under
+    # `plan_key`: the two must agree, or no training step would find its plan
+    v, w = sg.Variable(np.ones(3)), sg.Variable(np.full(3, 2.0))
+    c = sg.constant(np.arange(3.0))
+    with sg.GradientTape(persistent=True) as tape:
+        y = v * w
+        tape.watch(c)
+        v.assign(np.full(3, 4.0))  # v gets a second leaf
+        loss = np.sum(y * v + c)
+    recording = tape._recording
+    for sources, target in [([v, w], loss), ([w, c], loss), ([y, v], y), ([loss, w], loss)]:
+        key = recording.step_key(target, sources)
+        assert key is not None and key == recording.plan_key([target], [None], sources)
+        tape.gradient(target, sources)
+        assert lowering.planned(key) is not None
+    assert recording.step_key(loss, [v, v]) is None  # repeated sources: the general path
+    assert recording.step_key(loss, [[v]]) is None  # a nested structure too
+    assert recording.step_key(loss, [sg.constant(1.0)]) is None  # and an untracked source
+    assert recording.step_key(loss, [v, w]) != recording.step_key(loss, [w, v])
