@@ -163,6 +163,7 @@ class Dense(Module):
             y = kernel.__rmatmul__(x) if value is x else x @ kernel
         return activation(y) if activation is not None else y
 
+
 class BatchNormalization(Module):
     """Normalizes each feature over the batch: ``gamma * (x - mean) / sqrt(var + eps) + beta``.
 
