@@ -155,10 +155,11 @@ class Dense(Module):
             bias = self.bias
             args = (x, kernel, bias)
             inputs = (kernel, bias) if value is x else args  # an ndarray is not among them
-            y = value @ kernel._value + bias._value  # `affine` (and `affine_relu`), inline
-            if activation is relu:
-                return computed(AFFINE_RELU, args, inputs, runtime_relu(y))
-            y = computed(AFFINE, args, inputs, y)
+            recorded = AFFINE_RELU if activation is relu else AFFINE
+            value = recorded.compute(value, kernel._value, bias._value)  # affine(_relu)
+            y = computed(recorded, args, inputs, value)
+            if recorded is AFFINE_RELU:
+                return y
         else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
             y = kernel.__rmatmul__(x) if value is x else x @ kernel
         return activation(y) if activation is not None else y

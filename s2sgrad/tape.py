@@ -358,7 +358,7 @@ class GradientTape:
         if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
             return None
         key = recording.step_key(target, sources)  # None unless distinct tracked sources
-        plan = None if key is None else _plans.get(key)
+        plan = None if key is None else _plans.get(key)  # `lowering.planned`, inline
         if plan.__class__ is not lowering.Plan or plan.compiled.backward is None:
             return None  # not planned yet, or nothing to run: the general path decides
         if not self._persistent:
