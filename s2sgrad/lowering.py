@@ -111,7 +111,6 @@ class Recording:
     __slots__ = (
         "constants",
         "has_custom",
-        "leaf_objects",
         "leaf_values",
         "leaves_of",
         "nodes",
@@ -128,7 +127,6 @@ class Recording:
         # Tensors are keys as they are (Tensor.__eq__ is never called; ``id()`` costs more).
         self.tracked: dict[Tensor, int] = {}
         self.constants: dict[Tensor, int] = {}  # Tensor -> leaf, for untracked inputs
-        self.leaf_objects: list = []  # leaf number -> the Tensor
         self.leaf_values: list = []  # leaf number -> its value when read
         self.leaves_of: dict[Tensor, tuple] = {}  # Tensor -> its leaves' refs, if several
         self.has_custom = False
@@ -148,7 +146,6 @@ class Recording:
         if tensor in self.tracked or tensor in self.constants:
             self.leaves_of[tensor] = (*self.leaves(tensor), ref)
         values.append(tensor._value)
-        self.leaf_objects.append(tensor)
         index[tensor] = ref
         return ref
 
@@ -159,6 +156,16 @@ class Recording:
             return refs
         found = [self.constants.get(tensor, 0), self.tracked.get(tensor, 0)]
         return tuple(sorted((ref for ref in found if ref < 0), reverse=True))
+
+    def leaf_objects(self) -> dict[int, Tensor]:
+        """Leaf ref -> the Tensor whose value it holds (for lowering, not kept while
+        recording: a leaf is only its value and its entry in `tracked` or `constants`)."""
+        found = {ref: tensor for tensor, ref in self.constants.items()}
+        found.update((ref, tensor) for tensor, ref in self.tracked.items())
+        for tensor, refs in self.leaves_of.items():
+            for ref in refs:
+                found[ref] = tensor
+        return found
 
     def number(self, tensor) -> int | None:
         """The value number of a recorded result (None for anything else)."""
@@ -211,19 +218,26 @@ class Recording:
     def step_key(self, target: Tensor, sources: list) -> tuple | None:
         """``plan_key([target], [None], sources)`` for a training step's call, built with
         C-level maps: `sources` a flat list of distinct tracked Tensors or Variables. None
-        when they are not (the caller takes the general path)."""
+        (or, for repeated sources, a key no plan has) when they are not: the caller takes
+        the general path."""
         tracked = self.tracked
         try:
             refs = tuple(map(tracked.get, sources))
         except TypeError:  # an unhashable source (a nested structure)
             return None
-        if None in refs or len(set(refs)) != len(refs):  # one ref per tracked Tensor
+        if None in refs:  # an untracked source: `plan_key` would add positions
             return None
+        # Repeated sources are not looked for (a set costs more than the rest): `plan_key`
+        # adds their positions to the key, so the key built here matches no plan.
         ref = tracked.get(target)
         position = refs.index(ref) if ref in refs else len(refs)  # `first` of plan_key
         if ref is None or ref < 0:
             ref = self.ref_of(target)
-        return self._key(sources, refs, None, ((ref, _kind(target._value), None, position),))
+        value = target._value
+        kind = value.__class__  # `_kind`, inline
+        if kind is np.ndarray:
+            kind = (kind, value.shape)
+        return self._key(sources, refs, None, ((ref, kind, None, position),))
 
     def _key(self, sources: list, refs: tuple, positions, targets) -> tuple:
         """The layout of a plan key, `plan_key`'s and `step_key`'s (which must agree)."""
@@ -398,12 +412,15 @@ def lower(
 def gather(recording: Recording, origins, targets: list, output_gradients: list) -> tuple:
     """The objects (Tensors where there are) and values of the arguments `origins` name."""
     objects, values = [], []
+    leaf_objects = None
     for kind, a, b in origins:
         if kind == _GIVEN or kind == _VALUE:
             obj = recording.outputs[a]
             value = obj._value
         elif kind == _LEAF:
-            obj, value = recording.leaf_objects[a], recording.leaf_values[a]
+            if leaf_objects is None:
+                leaf_objects = recording.leaf_objects()
+            obj, value = leaf_objects[-1 - a], recording.leaf_values[a]
         elif kind == _CONST:
             obj = value = recording.nodes[a][8][b]
         elif kind == _SEED:

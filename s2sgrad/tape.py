@@ -182,23 +182,24 @@ class GradientTape:
             refs = (ref,)
         elif count == 2:
             x, y = inputs
-            rx = tracked.get(x)
-            ry = tracked.get(y)
             if x.__class__ is not Tensor or y.__class__ is not Tensor:
                 refs = self._all_refs(recording, inputs)  # Variables: read first, or assigned
                 if refs is None:
                     return
-            elif rx is None:
-                if ry is None:
-                    return
-                refs = (_constant_ref(recording, x), ry)
-            elif ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
-                ry = recording.constants.get(y)
-                if ry is None or recording.leaf_values[-1 - ry] is not y._value:
-                    ry = recording.leaf(y, recording.constants)
-                refs = (rx, ry)
             else:
-                refs = (rx, ry)
+                rx = tracked.get(x)
+                ry = tracked.get(y)
+                if rx is None:
+                    if ry is None:
+                        return
+                    refs = (_constant_ref(recording, x), ry)
+                elif ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
+                    ry = recording.constants.get(y)
+                    if ry is None or recording.leaf_values[-1 - ry] is not y._value:
+                        ry = recording.leaf(y, recording.constants)
+                    refs = (rx, ry)
+                else:
+                    refs = (rx, ry)
         else:
             refs = self._all_refs(recording, inputs)
             if refs is None:
@@ -244,16 +245,14 @@ class GradientTape:
                     if recording.leaf_values[-1 - ref] is not x._value:
                         ref = recording.leaf(x, tracked)
             elif x.__class__ is Variable:
-                value = x._value
-                if x._trainable and self._watch_accessed and value.dtype.kind in "fc":
-                    self._variables[x] = x  # `_accessed`, inline: a layer's weights
+                if x._watchable and self._watch_accessed:  # `_accessed`, inline: a layer's weights
+                    self._variables[x] = x
                     if x in recording.constants:
                         ref = recording.leaf(x, tracked)
                     else:  # its first leaf: `Recording.leaf`, inline
                         values = recording.leaf_values
                         ref = tracked[x] = -1 - len(values)
-                        values.append(value)
-                        recording.leaf_objects.append(x)
+                        values.append(x._value)
                     hit = True
             elif x.__class__ is not Tensor:
                 ref = self._accessed(x)
@@ -264,10 +263,9 @@ class GradientTape:
     def _accessed(self, x):
         """The ref of untracked input `x` if the tape starts watching it now (a trainable
         floating Variable read with ``watch_accessed_variables``), else None."""
-        if isinstance(x, Variable):
-            if self._watch_accessed and x._trainable and x._value.dtype.kind in "fc":
-                self._variables[x] = x
-                return self._recording.leaf(x, self._recording.tracked)
+        if isinstance(x, Variable) and x._watchable and self._watch_accessed:
+            self._variables[x] = x
+            return self._recording.leaf(x, self._recording.tracked)
         return None
 
     def _record_several(self, fn, args, kwargs, inputs, refs, result):
@@ -368,7 +366,8 @@ class GradientTape:
         grads = plan.run(recording.outputs, leaves, recording.nodes, [target], _NO_OG)
         self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
         finished = []
-        for g, s in zip(grads, sources, strict=False):  # (one gradient per source)
+        for i, g in enumerate(grads):  # (one per source; zip with strict= costs more)
+            s = sources[i]
             if g.__class__ is np.ndarray:  # the usual case: the source's shape and dtype
                 value = s._value
                 if g.shape == value.shape and g.dtype is value.dtype:

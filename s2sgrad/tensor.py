@@ -299,7 +299,7 @@ class Variable(Tensor):
     stateful, so a tape does not see through them (gradients to what was added are None).
     """
 
-    __slots__ = ("_name", "_trainable")
+    __slots__ = ("_name", "_trainable", "_watchable")
     _counter = 0
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
@@ -310,6 +310,9 @@ class Variable(Tensor):
             raise TypeError(f"Variable name must be a str; got {type(name).__name__}")
         self._value = value
         self._trainable = bool(trainable)
+        # what a tape's watch_accessed_variables reads on every first access (the dtype
+        # never changes: assignments are cast to it)
+        self._watchable = self._trainable and value.dtype.kind in "fc"
         if name is None:
             Variable._counter += 1
             name = "Variable" if Variable._counter == 1 else f"Variable_{Variable._counter - 1}"

@@ -201,7 +201,10 @@ def test_a_training_steps_key_is_the_general_plan_key():
         assert key is not None and key == recording.plan_key([target], [None], sources)
         tape.gradient(target, sources)
         assert lowering.planned(key) is not None
-    assert recording.step_key(loss, [v, v]) is None  # repeated sources: the general path
+    repeated = recording.step_key(loss, [v, v])  # repeated sources: the general path
+    assert repeated is None or repeated != recording.plan_key([loss], [None], [v, v])
+    tape.gradient(loss, [v, v])
+    assert repeated is None or lowering.planned(repeated) is None
     assert recording.step_key(loss, [[v]]) is None  # a nested structure too
     assert recording.step_key(loss, [sg.constant(1.0)]) is None  # and an untracked source
     assert recording.step_key(loss, [v, w]) != recording.step_key(loss, [w, v])
