@@ -193,9 +193,9 @@ class GradientTape:
                     if ry is None:
                         return
                     refs = (_constant_ref(recording, x), ry)
-                elif ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline
-                    ry = recording.constants.get(y)
-                    if ry is None or recording.leaf_values[-1 - ry] is not y._value:
+                elif ry is None:  # a constant operand (``y * b``): `_constant_ref`, inline,
+                    ry = recording.constants.get(y)  # without its check for an assigned
+                    if ry is None:  # Variable (a Tensor's value never changes)
                         ry = recording.leaf(y, recording.constants)
                     refs = (rx, ry)
                 else:
