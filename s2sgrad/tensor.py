@@ -141,6 +141,14 @@ class Tensor:
 
     __hash__ = object.__hash__  # by identity: Tensors may be dict keys (like a tape's sources)
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass that defines ``__eq__`` loses its inherited ``__hash__`` (Python sets it
+        to None); tapes key their dicts by Tensors, so such a subclass hashes by identity, as
+        Tensor does with its own elementwise ``__eq__``."""
+        super().__init_subclass__(**kwargs)
+        if "__hash__" in cls.__dict__ and cls.__hash__ is None:
+            cls.__hash__ = object.__hash__
+
     def item(self):
         return self._value.item()
 
