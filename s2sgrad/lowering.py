@@ -233,11 +233,7 @@ class Recording:
         position = refs.index(ref) if ref in refs else len(refs)  # `first` of plan_key
         if ref is None or ref < 0:
             ref = self.ref_of(target)
-        value = target._value
-        kind = value.__class__  # `_kind`, inline
-        if kind is np.ndarray:
-            kind = (kind, value.shape)
-        return self._key(sources, refs, None, ((ref, kind, None, position),))
+        return self._key(sources, refs, None, ((ref, _kind(target._value), None, position),))
 
     def _key(self, sources: list, refs: tuple, positions, targets) -> tuple:
         """The layout of a plan key, `plan_key`'s and `step_key`'s (which must agree)."""
