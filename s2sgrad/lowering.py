@@ -443,10 +443,11 @@ class Plan:
     gathers the parameters from a recording, calls the backward sweep and returns one
     gradient (or None) per source."""
 
-    __slots__ = ("compiled", "origins", "run", "scatter")
+    __slots__ = ("compiled", "origins", "run", "scatter", "traces")
 
     def __init__(self, low: Lowered, compiled: Compiled, n_sources: int):
         self.compiled = compiled
+        self.traces = 0  # `replay.Trace`s made from recordings with this plan, none replayed since
         self.origins = tuple(low.origins)
         self.scatter = tuple(
             low.arg_sources[a] for a, kind in enumerate(low.arg_kinds) if kind == "s"

@@ -23,7 +23,7 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, tensor
+from . import lowering, replay, tensor
 from .lowering import _plans
 from .recorded_calls import CustomCall, signature
 from .tensor import Tensor, Variable, _new, apply, wrap
@@ -63,6 +63,8 @@ class GradientTape:
         "_last_adjoint",
         "_persistent",
         "_recording",
+        "_replay",
+        "_trace",
         "_used",
         "_variables",
         "_watch_accessed",
@@ -76,6 +78,8 @@ class GradientTape:
         self._used = False
         self._active = False
         self._last_adjoint = None
+        self._replay = None  # `replay`: the check of the next call, or None (not replaying)
+        self._trace = None  # the trace replayed (None while choosing one)
 
     # -- context -----------------------------------------------------------------------------
     def __enter__(self):
@@ -84,6 +88,10 @@ class GradientTape:
         self._active = True
         if registry.version != _nondifferentiable_version:  # once per block, not per operation
             _refresh_nondifferentiable()
+        recording = self._recording
+        if replay._traces and not recording.nodes and not recording.leaf_values:
+            if self._replay is None and self._watch_accessed:  # a fresh tape: may replay
+                self._replay = replay.select
         tensor.recording.append(self)
         return self
 
@@ -111,6 +119,7 @@ class GradientTape:
         self._recording = lowering.Recording()
         self._variables = {}
         self._used = False
+        self._replay = self._trace = None
 
     # -- watching ----------------------------------------------------------------------------
     def watch(self, tensor_or_structure):
@@ -158,7 +167,13 @@ class GradientTape:
         """Append the call to the recording if an input is tracked. This is the hot path:
         every operation on a Tensor under an active tape comes through here, so the common
         cases (one or two inputs, each a recorded result, a leaf or a constant Tensor; one
-        floating result) are spelled out; the node layout is `lowering.Recording`'s."""
+        floating result) are spelled out; the node layout is `lowering.Recording`'s. A tape
+        replaying a trace (`replay`) checks the call against it first."""
+        check = self._replay
+        if check is not None:
+            if not check(fn, args, kwargs, inputs, result, self):
+                self._diverged(check, fn, args, kwargs, inputs, result)
+            return
         if fn in _nondifferentiable:  # (brought up to date by __enter__)
             for x in inputs:  # not recorded, but the Variables it read are watched (as in TF)
                 if x not in self._recording.tracked:
@@ -222,6 +237,16 @@ class GradientTape:
                 recording.has_custom = True
             node = (fn, args, kwargs, inputs, result, refs, first, 1, constants, sig)
             recording.nodes.append(node)
+
+    def _diverged(self, check, fn, args, kwargs, inputs, result):
+        """Record a call the replayed trace does not expect, the usual way. If the tape
+        records it (a new node or leaf), the replay is over; if not, it goes on."""
+        recording = self._recording
+        before = (len(recording.nodes), len(recording.leaf_values))
+        self._replay = None
+        self._record(fn, args, kwargs, inputs, result)
+        if (len(recording.nodes), len(recording.leaf_values)) == before:
+            self._replay = check
 
     def _all_refs(self, recording, inputs) -> tuple | None:
         """`_refs`, with the untracked inputs' refs filled in (constants); None if no input
@@ -355,16 +380,26 @@ class GradientTape:
         others = tensor.recording
         if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
             return None
-        key = recording.step_key(target, sources)  # None unless distinct tracked sources
-        plan = None if key is None else _plans.get(key)  # `lowering.planned`, inline
-        if plan.__class__ is not lowering.Plan or plan.compiled.backward is None:
-            return None  # not planned yet, or nothing to run: the general path decides
+        trace = self._replayed(recording, target, sources)
+        if trace is not None:
+            plan = trace.plan
+            if plan.traces:  # a trace of it is replayed: it may make more (other objects)
+                plan.traces = 0
+        else:
+            key = recording.step_key(target, sources)  # None unless distinct tracked sources
+            plan = None if key is None else _plans.get(key)  # `lowering.planned`, inline
+            if plan.__class__ is not lowering.Plan or plan.compiled.backward is None:
+                return None  # not planned yet, or nothing to run: the general path decides
+            if plan.traces < replay.TRACES_PER_PLAN:  # planned twice: worth a trace
+                replay.remember(recording, plan, target, sources)
         if not self._persistent:
             self._used = True
             self._recording = lowering.Recording()
         leaves = recording.leaf_values
         grads = plan.run(recording.outputs, leaves, recording.nodes, [target], _NO_OG)
         self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
+        if trace is not None and trace.exact:  # shapes and dtypes as the sources' (checked)
+            return list(map(wrap, grads))
         finished = []
         for i, g in enumerate(grads):  # (one per source; zip with strict= costs more)
             s = sources[i]
@@ -376,7 +411,25 @@ class GradientTape:
                     finished.append(result)
                     continue
             finished.append(_finish(g, s, _NONE))
+        if trace is not None and trace.typed:  # the first replay: were they exact?
+            pairs = zip(finished, grads, strict=True)
+            trace.exact = all(f.__class__ is Tensor and f._value is g for f, g in pairs)
         return finished
+
+    def _replayed(self, recording, target: Tensor, sources: list):
+        """The trace this tape replayed to its end, if `target` and `sources` are the ones it
+        was planned for (what `step_key` would add: the trace has checked the rest)."""
+        trace = self._trace
+        if trace is None or self._replay is not replay.END:
+            return None
+        if target is not recording.outputs[trace.target] or trace.version != registry.version:
+            return None
+        try:
+            if tuple(map(recording.tracked.get, sources)) != trace.source_refs:
+                return None
+        except TypeError:  # an unhashable source (a nested structure)
+            return None
+        return trace if trace.plan.compiled.backward is not None else None
 
     def _gradients(self, targets, ogs, sources) -> list:
         recording = self._recording

@@ -1,0 +1,291 @@
+"""Replayed training steps (`s2sgrad.replay`): a tape that records what an earlier step
+recorded checks each call against that step instead of analysing it again. Every gradient here
+is compared with a hand-written backward pass or with finite differences, step by step, on loops
+where the replay holds, ends, or must not start."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from numerical import numerical_gradient
+from s2sgrad.runtime import registry
+
+import s2sgrad as sg
+from s2sgrad import replay
+
+
+@pytest.fixture(autouse=True)
+def no_traces():
+    replay.forget()
+    yield
+    replay.forget()
+
+
+def _model(seed=0, batch=8):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(batch, 5))
+    t = rng.normal(size=(batch, 3))
+    l1 = sg.nn.Dense(4, activation="relu", seed=seed)
+    l2 = sg.nn.Dense(3, seed=seed + 1)
+    l2(l1(x))
+    return x, t, l1, l2
+
+
+def _hand(x, t, w1, b1, w2, b2):
+    """The closed-form gradients of mean((relu(x w1 + b1) w2 + b2 - t)^2)."""
+    z1 = x @ w1 + b1
+    h = np.maximum(z1, 0.0)
+    out = h @ w2 + b2
+    d = 2.0 * (out - t) / out.size
+    dz1 = (d @ w2.T) * (z1 > 0)
+    return [x.T @ dz1, dz1.sum(axis=0), h.T @ d, d.sum(axis=0)]
+
+
+def _check(grads, expected):
+    assert len(grads) == len(expected)
+    for g, e in zip(grads, expected, strict=True):
+        assert isinstance(g, sg.Tensor)
+        assert g.shape == e.shape and g.dtype == e.dtype
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-10, atol=1e-12)
+
+
+def _step(x, t, l1, l2, variables):
+    with sg.GradientTape() as tape:
+        loss = np.mean((l2(l1(x)) - t) ** 2)
+    return tape, tape.gradient(loss, variables)
+
+
+def test_a_training_loop_replays_from_its_third_step_with_the_same_gradients():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    replayed = []
+    for _ in range(6):
+        expected = _hand(x, t, *(v.numpy() for v in variables))
+        tape, grads = _step(x, t, l1, l2, variables)
+        _check(grads, expected)
+        replayed.append(tape._trace is not None)
+        for v, g in zip(variables, grads, strict=True):  # the values change every step
+            v.assign_sub(0.1 * g)
+    assert replayed == [False, False, True, True, True, True]
+
+
+def test_a_new_batch_of_the_same_shape_replays_and_another_shape_does_not():
+    x, t, l1, l2 = _model(batch=8)
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    rng = np.random.default_rng(5)
+    for batch in (8, 8, 8, 8, 6, 8):
+        x, t = rng.normal(size=(batch, 5)), rng.normal(size=(batch, 3))
+        tape, grads = _step(x, t, l1, l2, variables)
+        _check(grads, _hand(x, t, *(v.numpy() for v in variables)))
+        if batch == 6:
+            assert tape._trace is None or tape._replay is None
+
+
+def test_a_float32_batch_does_not_replay_a_float64_step():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    for _ in range(3):
+        _step(x, t, l1, l2, variables)
+    x32, t32 = x.astype(np.float32), t.astype(np.float32)
+    tape, grads = _step(x32, t32, l1, l2, variables)
+    assert tape._replay is None  # the constant's dtype is checked
+    _check(grads, _hand(x32, t32, *(v.numpy() for v in variables)))
+
+
+def test_a_step_that_records_something_else_ends_the_replay_and_is_still_right():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    for step in range(7):
+        with sg.GradientTape() as tape:
+            loss = np.mean((l2(l1(x)) - t) ** 2)
+            if step % 3 == 2:  # weight decay on some steps: one more recorded operation
+                loss = loss + 0.5 * np.sum(l1.kernel**2)
+        grads = tape.gradient(loss, variables)
+        expected = _hand(x, t, *(v.numpy() for v in variables))
+        if step % 3 == 2:
+            expected[0] = expected[0] + l1.kernel.numpy()
+        _check(grads, expected)
+
+
+def test_calls_the_tape_does_not_record_leave_the_replay_going():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    for _ in range(4):
+        with sg.GradientTape() as tape:
+            out = l2(l1(x))
+            scaled = sg.constant(t) * 2.0  # no tracked input: not recorded
+            predicted = np.argmax(out, axis=1)  # not differentiable: not recorded
+            loss = np.mean((out - t) ** 2)
+        grads = tape.gradient(loss, variables)
+        _check(grads, _hand(x, t, *(v.numpy() for v in variables)))
+    assert tape._replay is replay.END  # replayed to its end
+    assert scaled.shape == t.shape and predicted.shape == (8,)
+
+
+def test_a_variable_assigned_between_two_reads_ends_the_replay():
+    w = sg.Variable(np.array([0.5, -1.0, 2.0]))
+    x = np.array([1.0, 2.0, 3.0])
+
+    def step(assign: bool):
+        with sg.GradientTape() as tape:
+            a = np.sum(x * w)
+            if assign:
+                w.assign(w.numpy() * 3.0)
+            b = np.sum(np.sin(x * w))
+            loss = a + b
+        return tape, tape.gradient(loss, [w])
+
+    for _ in range(3):
+        _, (g,) = step(False)
+        np.testing.assert_allclose(g.numpy(), x + x * np.cos(x * w.numpy()))
+    before = w.numpy()
+    tape, (g,) = step(True)
+    assert tape._replay is None
+    # the gradient flows to the value each read saw: the first read's, as TensorFlow has it
+    # for a Variable assigned in between (the second read is a new leaf of the same Variable)
+    after = w.numpy()
+    np.testing.assert_allclose(after, before * 3.0)
+    np.testing.assert_allclose(g.numpy(), x + x * np.cos(x * after))
+
+
+def test_another_model_of_the_same_shapes_does_not_replay_the_first_ones_steps():
+    x, t, l1, l2 = _model(seed=0)
+    _, _, m1, m2 = _model(seed=3)
+    first = [*l1.trainable_variables, *l2.trainable_variables]
+    second = [*m1.trainable_variables, *m2.trainable_variables]
+    for _ in range(3):
+        _step(x, t, l1, l2, first)
+    for _ in range(4):
+        tape, grads = _step(x, t, m1, m2, second)
+        _check(grads, _hand(x, t, *(v.numpy() for v in second)))
+    assert tape._trace is not None  # its own trace, made from its own steps
+    tape, grads = _step(x, t, l1, l2, first)  # and the first model still replays its own
+    assert tape._replay is replay.END
+    _check(grads, _hand(x, t, *(v.numpy() for v in first)))
+
+
+def test_a_different_literal_or_source_list_is_not_taken_for_the_traced_one():
+    w = sg.Variable(np.array([0.3, -0.7]))
+    v = sg.Variable(np.array([1.5, 0.5]))
+    for power in (2, 2, 2, 2, 3, 2):
+        with sg.GradientTape() as tape:
+            loss = np.sum((w * v) ** power)
+        gw, gv = tape.gradient(loss, [w, v])
+        p = w.numpy() * v.numpy()
+        np.testing.assert_allclose(gw.numpy(), power * p ** (power - 1) * v.numpy())
+        np.testing.assert_allclose(gv.numpy(), power * p ** (power - 1) * w.numpy())
+    for _ in range(2):  # the trace's sources were [w, v]: [v, w] must not get them in order
+        with sg.GradientTape() as tape:
+            loss = np.sum((w * v) ** 2)
+        gv, gw = tape.gradient(loss, [v, w])
+        p = w.numpy() * v.numpy()
+        np.testing.assert_allclose(gw.numpy(), 2 * p * v.numpy())
+        np.testing.assert_allclose(gv.numpy(), 2 * p * w.numpy())
+
+
+def test_watching_an_input_every_step_is_recorded_the_usual_way():
+    x0, t, l1, l2 = _model()
+    for _ in range(4):
+        x = sg.constant(x0)
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            loss = np.mean((l2(l1(x)) - t) ** 2)
+        (gx,) = tape.gradient(loss, [x])
+        assert tape._trace is None
+
+        def f(xv):
+            return np.mean((l2(l1(xv)).numpy() - t) ** 2)
+
+        np.testing.assert_allclose(gx.numpy(), numerical_gradient(f, [x0], 0), atol=1e-7)
+
+
+def test_second_derivatives_through_a_replaying_inner_tape():
+    w = sg.Variable(np.array([0.4, -1.2, 0.9]))
+    v = w.numpy()
+    first = np.cos(v) * v + np.sin(v)
+    second = -np.sin(v) * v + 2.0 * np.cos(v)
+    for _ in range(3):  # steps of the inner computation alone: traced
+        with sg.GradientTape() as tape:
+            y = np.sum(np.sin(w) * w)
+        (g,) = tape.gradient(y, [w])
+        np.testing.assert_allclose(g.numpy(), first)
+    for _ in range(2):  # inside an outer tape, which records the inner gradient's work
+        with sg.GradientTape() as outer:
+            with sg.GradientTape() as inner:
+                y = np.sum(np.sin(w) * w)
+            (g,) = inner.gradient(y, [w])
+            z = np.sum(g * g)
+        (h,) = outer.gradient(z, [w])
+        assert inner._trace is not None
+        np.testing.assert_allclose(g.numpy(), first)
+        np.testing.assert_allclose(h.numpy(), 2.0 * first * second)
+
+
+def test_a_persistent_replayed_tape_answers_other_questions_the_usual_way():
+    w = sg.Variable(np.array([0.5, 1.5]))
+    v = sg.Variable(np.array([2.0, -1.0]))
+    for _ in range(4):
+        with sg.GradientTape(persistent=True) as tape:
+            y = np.sum(np.exp(w) * v)
+        gw, gv = tape.gradient(y, [w, v])
+        (only_v,) = tape.gradient(y, [v])
+        np.testing.assert_allclose(gw.numpy(), np.exp(w.numpy()) * v.numpy())
+        np.testing.assert_allclose(gv.numpy(), np.exp(w.numpy()))
+        np.testing.assert_allclose(only_v.numpy(), np.exp(w.numpy()))
+        assert [x.name for x in tape.watched_variables()] == [w.name, v.name]
+
+
+def test_a_registry_change_retires_the_traces():
+    w = sg.Variable(np.array([0.5, 1.5]))
+    for _ in range(3):
+        with sg.GradientTape() as tape:
+            y = np.sum(np.tanh(w))
+        tape.gradient(y, [w])
+    assert tape._replay is replay.END
+    version = registry.version
+    registry.version += 1  # what a registration does
+    try:
+        with sg.GradientTape() as tape:
+            y = np.sum(np.tanh(w))
+        (g,) = tape.gradient(y, [w])
+        assert tape._trace is None
+        np.testing.assert_allclose(g.numpy(), 1.0 - np.tanh(w.numpy()) ** 2)
+    finally:
+        registry.version = version
+
+
+def test_a_scalar_variable_replays_through_its_value_changing_class():
+    w = sg.Variable(0.7)  # a NumPy scalar value; assign makes it a 0-d array
+    for step in range(5):
+        with sg.GradientTape() as tape:
+            y = np.sin(w) * w
+        (g,) = tape.gradient(y, [w])
+        value = float(w.numpy())
+        np.testing.assert_allclose(float(g.numpy()), np.cos(value) * value + np.sin(value))
+        assert g.shape == ()
+        if step == 2:
+            w.assign(0.3)
+
+
+def test_traces_hold_their_variables_weakly():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    for _ in range(3):
+        _step(x, t, l1, l2, variables)
+    assert replay._traces
+    held = weakref.ref(l1.kernel)
+    del l1, l2, variables
+    gc.collect()
+    assert held() is None
+
+
+def test_the_checks_are_readable_python():
+    x, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    for _ in range(3):
+        tape, _ = _step(x, t, l1, l2, variables)
+    source = tape._trace.source
+    assert "def op0(fn, args, kwargs, inputs, result, tape):" in source
+    assert "c0.shape != (8, 5)" in source  # the input batch: a constant of this shape
+    assert "if args[1] != 2:" in source  # ``** 2``
