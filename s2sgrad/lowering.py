@@ -480,7 +480,10 @@ def _runner(params: list, scatter: tuple, n_sources: int, backward):
     parts: list[list[str]] = [[] for _ in range(n_sources)]
     for position, index in enumerate(scatter):
         parts[index].append(f"g[{position}]")
-    returned = ", ".join(" + ".join(p) if p else "None" for p in parts)
+    if scatter == tuple(range(n_sources)):  # one gradient per source, in order
+        returned = "*g"
+    else:
+        returned = ", ".join(" + ".join(p) if p else "None" for p in parts)
     filename = f"<s2sgrad tape plan #{next(_runners)}>"
     source = (
         "def run(outputs, leaves, nodes, targets, ogs):\n"

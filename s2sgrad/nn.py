@@ -132,37 +132,51 @@ class Dense(Module):
             self.bias = Variable(np.zeros(self.units, dtype=dtype), name=f"{self.name}/bias")
 
     def __call__(self, x):
-        if x.__class__ is np.ndarray:  # used as it is: a constant of the recording
+        cls = x.__class__
+        if cls is np.ndarray:  # used as it is: a constant of the recording
             value = x
-        else:
-            if not isinstance(x, Tensor):
-                x = Tensor(x)
+        elif cls is Tensor or cls is Variable or isinstance(x, Tensor):
             value = x._value
-        shape = value.shape
-        if not shape:
-            raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
+        else:
+            x = Tensor(x)
+            value = x._value
         kernel = self.kernel
         if kernel is None:
-            self.build(shape[-1], value.dtype if value.dtype.kind == "f" else np.float64)
-            kernel = self.kernel
-        elif shape[-1] != kernel._value.shape[0]:
+            kernel = self._build_for(value)
+        activation = self.activation
+        try:
+            if self.use_bias:  # x @ kernel + bias (relu of it): computed, recorded as one call
+                bias = self.bias
+                args = (x, kernel, bias)
+                inputs = (kernel, bias) if value is x else args  # an ndarray is not among them
+                if activation is relu:
+                    value = affine_relu(value, kernel._value, bias._value)
+                    return computed(AFFINE_RELU, args, inputs, value)
+                y = computed(AFFINE, args, inputs, affine(value, kernel._value, bias._value))
+            else:  # an ndarray input goes to the kernel's operator (not NumPy's lookup)
+                y = kernel.__rmatmul__(x) if value is x else x @ kernel
+        except ValueError:
+            self._check_features(value)  # the layer's message, if that is what is wrong
+            raise
+        return activation(y) if activation is not None else y
+
+    def _build_for(self, value) -> Variable:
+        """Build the variables for inputs like `value` (the first call); the kernel."""
+        self._check_features(value)
+        self.build(value.shape[-1], value.dtype if value.dtype.kind == "f" else np.float64)
+        return self.kernel
+
+    def _check_features(self, value) -> None:
+        """Raise ValueError if `value` has no feature axis or not the kernel's number of
+        features (checked when the product fails, not on every call)."""
+        shape = np.shape(value)
+        if not shape:
+            raise ValueError(f"Dense {self.name!r}: input must have a feature axis; got shape ()")
+        if self.kernel is not None and shape[-1] != self.kernel.shape[0]:
             raise ValueError(
                 f"Dense {self.name!r}: input has {shape[-1]} features, the kernel expects "
-                f"{kernel._value.shape[0]}"
+                f"{self.kernel.shape[0]}"
             )
-        activation = self.activation
-        if self.use_bias:  # x @ kernel + bias (relu of it), computed and recorded as one operation
-            bias = self.bias
-            args = (x, kernel, bias)
-            inputs = (kernel, bias) if value is x else args  # an ndarray is not among them
-            recorded = AFFINE_RELU if activation is relu else AFFINE
-            value = recorded.compute(value, kernel._value, bias._value)  # affine(_relu)
-            y = computed(recorded, args, inputs, value)
-            if recorded is AFFINE_RELU:
-                return y
-        else:  # an ndarray input goes straight to the kernel's operator (not NumPy's lookup)
-            y = kernel.__rmatmul__(x) if value is x else x @ kernel
-        return activation(y) if activation is not None else y
 
 
 class BatchNormalization(Module):

@@ -33,7 +33,7 @@ def _operator(fn):
         if cls is Tensor or cls is Variable:
             vb = other._value
             inputs = None
-        elif cls is float or cls is np.ndarray or cls is int:
+        elif cls is float or cls is _ndarray or cls is int:
             vb = other
             inputs = (self,)
         else:
@@ -41,7 +41,7 @@ def _operator(fn):
         if self.__class__ is not Tensor and self.__class__ is not Variable:
             return _binary(fn, self, other)
         out = fn(self._value, vb)
-        if out.__class__ is np.ndarray or isinstance(out, np.generic):
+        if out.__class__ is _ndarray or isinstance(out, np.generic):
             result = _new(Tensor)
             result._value = out
         else:
@@ -422,6 +422,7 @@ def _plain_index(index):
 
 
 _new = object.__new__  # a Tensor without __init__ (its value is set next)
+_ndarray = np.ndarray  # (a global read in the operators: one lookup instead of two)
 
 # -- applying a primitive -------------------------------------------------------------------------
 
