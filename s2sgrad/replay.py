@@ -46,11 +46,22 @@ class Trace:
     """A step's recording, as checks: `first` checks and records its first operation and, if
     it passes, makes the tape check the next one with the next function, until `END`. `plan`
     is the recording's plan for `target` (a value number) and the sources whose refs are
-    `source_refs`. `exact`: its gradients had their sources' shapes and dtypes (and so will
-    every replay's, when the trace is `typed`: the shapes, dtypes and classes of everything
-    it reads are then checked, and they decide those of the gradients)."""
+    `source_refs` (`sources` of them). `exact`: its gradients had their sources' shapes and
+    dtypes (and so will every replay's, when the trace is `typed`: the shapes, dtypes and
+    classes of everything it reads are then checked, and they decide those of the
+    gradients)."""
 
-    __slots__ = ("exact", "first", "plan", "source", "source_refs", "target", "typed", "version")
+    __slots__ = (
+        "exact",
+        "first",
+        "plan",
+        "source",
+        "source_refs",
+        "sources",
+        "target",
+        "typed",
+        "version",
+    )
 
     def __init__(self, first, source, plan, target, source_refs, version, typed: bool):
         self.first = first
@@ -58,6 +69,7 @@ class Trace:
         self.plan = plan
         self.target = target
         self.source_refs = source_refs
+        self.sources = len(source_refs)
         self.version = version
         self.typed = typed  # every array constant's dtype is checked (`exact` may be set)
         self.exact = False

@@ -78,7 +78,9 @@ class GradientTape:
         self._used = False
         self._active = False
         self._last_adjoint = None
-        self._replay = None  # `replay`: the check of the next call, or None (not replaying)
+        # `replay`: the check of the next call (a fresh tape chooses a trace at its first
+        # recorded call), or None: not replaying
+        self._replay = replay.select if replay._traces and self._watch_accessed else None
         self._trace = None  # the trace replayed (None while choosing one)
 
     # -- context -----------------------------------------------------------------------------
@@ -88,10 +90,6 @@ class GradientTape:
         self._active = True
         if registry.version != _nondifferentiable_version:  # once per block, not per operation
             _refresh_nondifferentiable()
-        recording = self._recording
-        if replay._traces and not recording.nodes and not recording.leaf_values:
-            if self._replay is None and self._watch_accessed:  # a fresh tape: may replay
-                self._replay = replay.select
         tensor.recording.append(self)
         return self
 
@@ -375,12 +373,26 @@ class GradientTape:
     def _planned_gradient(self, target: Tensor, sources: list) -> list | None:
         """`gradient` for a training loop's call, one Tensor target and a flat list of distinct
         tracked floating sources, whose `lowering.Plan` is already made: straight to the
-        compiled backward sweep. None when anything is less simple (the general path)."""
+        compiled backward sweep. None when anything is less simple (the general path).
+
+        After a replay (`replay`) of a trace planned for this target and these sources, the
+        plan is the trace's: what `step_key` would add to what the trace checked is the refs
+        of the target and the sources."""
         recording = self._recording
         others = tensor.recording
         if recording.has_custom or (others and (len(others) > 1 or others[0] is not self)):
             return None
-        trace = self._replayed(recording, target, sources)
+        trace = self._trace
+        if self._replay is not replay.END or trace.version != registry.version:
+            trace = None
+        elif target is not recording.outputs[trace.target] or len(sources) != trace.sources:
+            trace = None
+        else:
+            try:
+                if tuple(map(recording.tracked.get, sources)) != trace.source_refs:
+                    trace = None
+            except TypeError:  # an unhashable source (a nested structure)
+                return None
         if trace is not None:
             plan = trace.plan
             if plan.traces:  # a trace of it is replayed: it may make more (other objects)
@@ -415,21 +427,6 @@ class GradientTape:
             pairs = zip(finished, grads, strict=True)
             trace.exact = all(f.__class__ is Tensor and f._value is g for f, g in pairs)
         return finished
-
-    def _replayed(self, recording, target: Tensor, sources: list):
-        """The trace this tape replayed to its end, if `target` and `sources` are the ones it
-        was planned for (what `step_key` would add: the trace has checked the rest)."""
-        trace = self._trace
-        if trace is None or self._replay is not replay.END:
-            return None
-        if target is not recording.outputs[trace.target] or trace.version != registry.version:
-            return None
-        try:
-            if tuple(map(recording.tracked.get, sources)) != trace.source_refs:
-                return None
-        except TypeError:  # an unhashable source (a nested structure)
-            return None
-        return trace if trace.plan.compiled.backward is not None else None
 
     def _gradients(self, targets, ogs, sources) -> list:
         recording = self._recording

@@ -4,7 +4,8 @@ A Tensor wraps an ndarray (or a NumPy scalar) and implements NumPy's ``__array_u
 ``__array_function__`` protocols, so ordinary NumPy code (``np.sin(t)``, ``t @ w + b``,
 ``np.sum(t, axis=0)``) runs on it and returns Tensors. Every such call goes through `apply`,
 which computes the result on the plain values and, when a tape is recording, hands the call to
-each active tape (`tape.GradientTape._record`). Recording is all a Tensor does: derivatives come
+each active tape (`tape.GradientTape._record`; the hot paths first try the tape's replay check,
+`s2sgrad.replay`, themselves). Recording is all a Tensor does: derivatives come
 later, when a tape lowers what it recorded to Python and compiles the adjoint.
 
 `np.asarray(t)` and `t.numpy()` give the plain value; what is computed from it is a constant to
@@ -48,8 +49,12 @@ def _operator(fn):
             result = _wrap(out)
         if recording:
             args = (self, other)
-            for tape in recording:
-                tape._record(fn, args, None, args if inputs is None else inputs, result)
+            if inputs is None:
+                inputs = args
+            for tape in recording:  # a replaying tape's check first (`_record` checks too)
+                check = tape._replay
+                if check is None or not check(fn, args, None, inputs, result, tape):
+                    tape._record(fn, args, None, inputs, result)
         return result
 
     method.__name__ = f"__{fn.__name__}__"
@@ -497,7 +502,9 @@ def unary(fn, a, compute=None):
     if recording:
         args = (a,)
         for tape in recording:
-            tape._record(fn, args, None, args, result)
+            check = tape._replay
+            if check is None or not check(fn, args, None, args, result, tape):
+                tape._record(fn, args, None, args, result)
     return result
 
 
@@ -541,8 +548,12 @@ def _binary(fn, a, b):
         result = _wrap(out)
     if recording:
         args = (a, b)
+        if inputs is None:
+            inputs = args
         for tape in recording:
-            tape._record(fn, args, None, args if inputs is None else inputs, result)
+            check = tape._replay
+            if check is None or not check(fn, args, None, inputs, result, tape):
+                tape._record(fn, args, None, inputs, result)
     return result
 
 
@@ -593,7 +604,9 @@ def computed(fn, args: tuple, inputs: tuple, value):
     result._value = value
     if recording:
         for tape in recording:
-            tape._record(fn, args, None, inputs, result)
+            check = tape._replay
+            if check is None or not check(fn, args, None, inputs, result, tape):
+                tape._record(fn, args, None, inputs, result)
     return result
 
 
