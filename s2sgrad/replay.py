@@ -169,7 +169,7 @@ def _check(
     patterns = _patterns(sig) if not kwargs else None
     typed = True
     if args is inputs and not kwargs:  # only Tensor arguments (`_record`'s fast path)
-        guards.append("args is not inputs")
+        guards += ["args is not inputs", f"len(args) != {len(args)}"]
         subjects = [f"args[{k}]" for k in range(len(inputs))]
         consts = "()"
     elif patterns is not None and all(_simple(p) for p in patterns):
@@ -200,7 +200,12 @@ def _check(
             tests.append(f"{subject} is not outputs[{ref}]")
             continue
         leaf = -1 - ref  # a Variable: the same one (held weakly by the trace)
-        namespace[f"V{leaf}"] = _weak(leaf_objects[ref], namespace, f"V{leaf}")
+        if f"V{leaf}" not in namespace:
+            namespace[f"V{leaf}"] = _weak(leaf_objects[ref], namespace, f"V{leaf}")
+        here = [name for name, earlier in reads if earlier == ref]
+        if here:  # read first by this very call (``w * w``): the same object
+            tests.append(f"{subject} is not {here[0]}")
+            continue
         tests.append(f"(v{k} := {subject}) is not V{leaf}()")
         value = leaf_objects[ref]._value
         if value.__class__ is not np.ndarray or not value.ndim:  # 0-d: array or scalar

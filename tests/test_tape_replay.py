@@ -289,3 +289,14 @@ def test_the_checks_are_readable_python():
     assert "def op0(fn, args, kwargs, inputs, result, tape):" in source
     assert "c0.shape != (8, 5)" in source  # the input batch: a constant of this shape
     assert "if args[1] != 2:" in source  # ``** 2``
+
+
+def test_a_variable_read_twice_by_one_call_replays():
+    w = sg.Variable(np.array([0.5, -1.5, 2.0]))
+    for _ in range(4):
+        with sg.GradientTape() as tape:
+            y = np.sum(w * w + np.sin(w))
+        (g,) = tape.gradient(y, [w])
+        np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy() + np.cos(w.numpy()))
+    assert tape._replay is replay.END
+    assert "is not v0" in tape._trace.source  # the second operand: the first one's Variable
