@@ -8,6 +8,8 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numerical import numerical_gradient
 from s2sgrad.runtime import registry
 
@@ -300,3 +302,95 @@ def test_a_variable_read_twice_by_one_call_replays():
         np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy() + np.cos(w.numpy()))
     assert tape._replay is replay.END
     assert "is not v0" in tape._trace.source  # the second operand: the first one's Variable
+
+
+# -- random training loops ------------------------------------------------------------------------
+
+_UNARY = {"sin": np.sin, "tanh": np.tanh}
+_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+
+
+@st.composite
+def _programs(draw):
+    """A straight-line program over three Variables and a constant: ``(kind, ...)`` steps,
+    each making a new value from earlier ones (values 0-2 are the Variables)."""
+    steps = []
+    for _ in range(draw(st.integers(2, 6))):
+        n = 3 + len(steps)
+        kind = draw(st.sampled_from(["unary", "binary", "scalar", "power", "constant"]))
+        a = draw(st.integers(0, n - 1))
+        if kind == "unary":
+            steps.append((kind, draw(st.sampled_from(sorted(_UNARY))), a))
+        elif kind == "binary":
+            steps.append(
+                (kind, draw(st.sampled_from(sorted(_BINARY))), a, draw(st.integers(0, n - 1)))
+            )
+        elif kind == "scalar":
+            steps.append((kind, a, draw(st.sampled_from([0.5, -2.0, 3]))))
+        elif kind == "power":
+            steps.append((kind, a, draw(st.sampled_from([2, 3]))))
+        else:
+            steps.append((kind, a))
+    return steps
+
+
+def _run(steps, values, constant):
+    """The program on Tensors/Variables (under a tape) or on arrays (for finite differences):
+    the sum of every value it reads or makes."""
+    values = list(values)
+    for step in steps:
+        kind = step[0]
+        if kind == "unary":
+            values.append(_UNARY[step[1]](values[step[2]]))
+        elif kind == "binary":
+            values.append(_BINARY[step[1]](values[step[2]], values[step[3]]))
+        elif kind == "scalar":
+            values.append(values[step[1]] * step[2])
+        elif kind == "power":
+            values.append(values[step[1]] ** step[2])
+        else:
+            values.append(values[step[1]] * constant)
+    total = np.sum(values[0])  # (every Variable is read: a source the loss does not read
+    for value in values[1:]:  # gets None, and a step with one is not replayed)
+        total = total + np.sum(value)
+    return total
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    program=_programs(),
+    changes=st.lists(
+        st.sampled_from(["same", "same", "assign", "batch", "extra", "float32"]),
+        min_size=6,
+        max_size=9,
+    ),
+)
+def test_random_training_loops_match_finite_differences_every_step(program, changes):
+    replay.forget()
+    rng = np.random.default_rng(len(program))
+    variables = [sg.Variable(rng.uniform(-1.0, 1.0, size=3)) for _ in range(3)]
+    constant = rng.normal(size=3)
+    for change in changes:
+        steps = program
+        if change == "assign":
+            variables[1].assign(rng.uniform(-1.0, 1.0, size=3))
+        elif change == "extra":
+            steps = [*program, ("unary", "sin", 0)]
+        elif change == "batch":
+            constant = rng.normal(size=3)
+        step_constant = constant.astype(np.float32) if change == "float32" else constant
+        with sg.GradientTape() as tape:
+            y = _run(steps, variables, step_constant)
+        grads = tape.gradient(y, variables)
+        values = [v.numpy() for v in variables]
+
+        def f(*vs, steps=steps, step_constant=step_constant):
+            return _run(steps, vs, step_constant)
+
+        for i, g in enumerate(grads):
+            expected = numerical_gradient(f, values, i)
+            if g is None:
+                np.testing.assert_allclose(expected, 0.0, atol=1e-6)
+            else:
+                assert g.shape == (3,)
+                np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5, atol=1e-6)
