@@ -337,11 +337,13 @@ class GradientTape:
             RuntimeError: a second call on a non-persistent tape.
             LookupError: the path goes through a primitive with no gradient rule.
         """
-        if output_gradients is None and target.__class__ is Tensor and sources.__class__ is list:
-            if unconnected_gradients is _NONE and not self._used:
-                grads = self._planned_gradient(target, sources)
-                if grads is not None:
-                    return grads
+        if output_gradients is None and target.__class__ is Tensor:
+            kind = sources.__class__  # a list, or a Module's tuple of trainable_variables
+            if (kind is list or kind is tuple) and unconnected_gradients is _NONE:
+                if not self._used:
+                    grads = self._planned_gradient(target, sources)
+                    if grads is not None:
+                        return grads if kind is list else tuple(grads)
         unconnected = _unconnected(unconnected_gradients)
         targets = _flatten(target, "gradient", "target")
         flat_sources = _flatten(sources, "gradient", "sources")

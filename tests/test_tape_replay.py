@@ -72,6 +72,28 @@ def test_a_training_loop_replays_from_its_third_step_with_the_same_gradients():
     assert replayed == [False, False, True, True, True, True]
 
 
+def test_a_modules_trainable_variables_tuple_replays_and_gets_a_tuple():
+    class Model(sg.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden = sg.nn.Dense(4, activation="relu", seed=0)
+            self.out = sg.nn.Dense(3, seed=1)
+
+        def __call__(self, x):
+            return self.out(self.hidden(x))
+
+    x, t, _, _ = _model()
+    model = Model()
+    model(x)
+    for _ in range(4):
+        with sg.GradientTape() as tape:
+            loss = np.mean((model(x) - t) ** 2)
+        grads = tape.gradient(loss, model.trainable_variables)
+        assert isinstance(grads, tuple)
+        _check(list(grads), _hand(x, t, *(v.numpy() for v in model.trainable_variables)))
+    assert tape._replay is replay.END
+
+
 def test_a_new_batch_of_the_same_shape_replays_and_another_shape_does_not():
     x, t, l1, l2 = _model(batch=8)
     variables = [*l1.trainable_variables, *l2.trainable_variables]
