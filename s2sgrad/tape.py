@@ -165,13 +165,8 @@ class GradientTape:
         """Append the call to the recording if an input is tracked. This is the hot path:
         every operation on a Tensor under an active tape comes through here, so the common
         cases (one or two inputs, each a recorded result, a leaf or a constant Tensor; one
-        floating result) are spelled out; the node layout is `lowering.Recording`'s. A tape
-        replaying a trace (`replay`) checks the call against it first."""
-        check = self._replay
-        if check is not None:
-            if not check(fn, args, kwargs, inputs, result, self):
-                self._diverged(check, fn, args, kwargs, inputs, result)
-            return
+        floating result) are spelled out; the node layout is `lowering.Recording`'s. (A tape
+        replaying a trace is offered calls by its check instead: `tensor.offer`.)"""
         if fn in _nondifferentiable:  # (brought up to date by __enter__)
             for x in inputs:  # not recorded, but the Variables it read are watched (as in TF)
                 if x not in self._recording.tracked:
@@ -237,14 +232,14 @@ class GradientTape:
             recording.nodes.append(node)
 
     def _diverged(self, check, fn, args, kwargs, inputs, result):
-        """Record a call the replayed trace does not expect, the usual way. If the tape
-        records it (a new node or leaf), the replay is over; if not, it goes on."""
+        """Record a call that `check`, of the trace this tape replays, did not take, the usual
+        way. If the tape records it (a new node or leaf), the replay is over; if not (no
+        tracked input), it goes on."""
         recording = self._recording
         before = (len(recording.nodes), len(recording.leaf_values))
-        self._replay = None
         self._record(fn, args, kwargs, inputs, result)
-        if (len(recording.nodes), len(recording.leaf_values)) == before:
-            self._replay = check
+        if (len(recording.nodes), len(recording.leaf_values)) != before:
+            self._replay = None
 
     def _all_refs(self, recording, inputs) -> tuple | None:
         """`_refs`, with the untracked inputs' refs filled in (constants); None if no input

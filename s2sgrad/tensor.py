@@ -4,8 +4,8 @@ A Tensor wraps an ndarray (or a NumPy scalar) and implements NumPy's ``__array_u
 ``__array_function__`` protocols, so ordinary NumPy code (``np.sin(t)``, ``t @ w + b``,
 ``np.sum(t, axis=0)``) runs on it and returns Tensors. Every such call goes through `apply`,
 which computes the result on the plain values and, when a tape is recording, hands the call to
-each active tape (`tape.GradientTape._record`; the hot paths first try the tape's replay check,
-`s2sgrad.replay`, themselves). Recording is all a Tensor does: derivatives come
+each active tape (`offer`: `tape.GradientTape._record`, or the check of the trace the tape
+replays, `s2sgrad.replay`). Recording is all a Tensor does: derivatives come
 later, when a tape lowers what it recorded to Python and compiles the adjoint.
 
 `np.asarray(t)` and `t.numpy()` give the plain value; what is computed from it is a constant to
@@ -53,8 +53,10 @@ def _operator(fn):
                 inputs = args
             for tape in recording:  # a replaying tape's check first (`_record` checks too)
                 check = tape._replay
-                if check is None or not check(fn, args, None, inputs, result, tape):
+                if check is None:
                     tape._record(fn, args, None, inputs, result)
+                elif not check(fn, args, None, inputs, result, tape):
+                    tape._diverged(check, fn, args, None, inputs, result)
         return result
 
     method.__name__ = f"__{fn.__name__}__"
@@ -480,8 +482,7 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
         out = fn(*plain)
     result = _wrap(out)
     if recording and inputs:
-        for tape in recording:
-            tape._record(fn, args, kwargs, inputs, result)
+        offer(fn, args, kwargs, inputs, result)
     return result
 
 
@@ -503,9 +504,22 @@ def unary(fn, a, compute=None):
         args = (a,)
         for tape in recording:
             check = tape._replay
-            if check is None or not check(fn, args, None, args, result, tape):
+            if check is None:
                 tape._record(fn, args, None, args, result)
+            elif not check(fn, args, None, args, result, tape):
+                tape._diverged(check, fn, args, None, args, result)
     return result
+
+
+def offer(fn, args: tuple, kwargs, inputs, result) -> None:
+    """Hand a call to every recording tape: to the check of the trace it replays, if any
+    (`s2sgrad.replay`), else to its `_record`. (The operators spell this out, inline.)"""
+    for tape in recording:
+        check = tape._replay
+        if check is None:
+            tape._record(fn, args, kwargs, inputs, result)
+        elif not check(fn, args, kwargs, inputs, result, tape):
+            tape._diverged(check, fn, args, kwargs, inputs, result)
 
 
 def _full_mean(value):
@@ -552,8 +566,10 @@ def _binary(fn, a, b):
             inputs = args
         for tape in recording:
             check = tape._replay
-            if check is None or not check(fn, args, None, inputs, result, tape):
+            if check is None:
                 tape._record(fn, args, None, inputs, result)
+            elif not check(fn, args, None, inputs, result, tape):
+                tape._diverged(check, fn, args, None, inputs, result)
     return result
 
 
@@ -605,8 +621,10 @@ def computed(fn, args: tuple, inputs: tuple, value):
     if recording:
         for tape in recording:
             check = tape._replay
-            if check is None or not check(fn, args, None, inputs, result, tape):
+            if check is None:
                 tape._record(fn, args, None, inputs, result)
+            elif not check(fn, args, None, inputs, result, tape):
+                tape._diverged(check, fn, args, None, inputs, result)
     return result
 
 
@@ -617,6 +635,5 @@ def apply_custom(call, args: tuple, value):
     if isinstance(result, Tensor) and result._value.ndim == 0 and isinstance(value, float):
         result._value = result._value[()]
     if recording and inputs:
-        for tape in recording:
-            tape._record(call, args, None, inputs, result)
+        offer(call, args, None, inputs, result)
     return result
