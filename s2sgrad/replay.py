@@ -39,7 +39,7 @@ TRACES_PER_PRIMITIVE = 4  # traces kept per first primitive (most recent first)
 TRACES_PER_PLAN = 4  # traces made from one plan, none replayed since, before it stops making them
 
 _traces: dict[object, list[Trace]] = {}  # first recorded primitive -> its traces
-_sources = itertools.count()
+_filenames = itertools.count()  # numbers the generated checks' file names
 
 
 class Trace:
@@ -100,7 +100,6 @@ def remember(recording, plan, target, sources: list) -> None:
     plan.traces += 1
     trace = make_trace(recording, plan, target, sources)
     if trace is None:
-        plan.traces = TRACES_PER_PLAN  # the same structure will not be replayable either
         return
     kept = _traces.setdefault(recording.nodes[0][0], [])
     kept.insert(0, trace)
@@ -130,11 +129,14 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
     for number, node in enumerate(nodes):
         if node[7] != 1 or node[6] != number or node[4].__class__ is not Tensor:
             return None
-        check, checks_dtypes = _check(number, node, leaf_objects, read, namespace)
+        made = _check(number, node, leaf_objects, read, namespace)
+        if made is None:
+            return None
+        check, checks_dtypes = made
         lines += check
         typed = typed and checks_dtypes
     source = "\n".join(lines) + "\n"
-    filename = f"<s2sgrad replay #{next(_sources)}>"
+    filename = f"<s2sgrad replay #{next(_filenames)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
     namespace[f"op{len(nodes)}"] = END
@@ -154,11 +156,12 @@ def _patterns(sig) -> tuple | None:
 
 def _check(
     number: int, node: tuple, leaf_objects: dict, read: set, namespace: dict
-) -> tuple[list, bool]:
+) -> tuple[list, bool] | None:
     """The source of ``op{number}``, the check of one recorded call (see the module docstring):
     first what needs no recording (primitive, argument layout), then the static arguments and
     the producers of the inputs, then the result; if all pass, the call is recorded. Also
-    whether the check tests the dtypes of the call's array constants."""
+    whether the check tests the dtypes of the call's array constants. None for a node whose
+    arguments do not match its inputs as `_record` makes them."""
     fn, args, kwargs, inputs, _, refs, _, _, constants, sig = node
     namespace[f"F{number}"] = fn
     namespace[f"R{number}"] = refs
@@ -194,6 +197,8 @@ def _check(
         tests.append(f"(signed := signature(fn, args, kwargs))[0] != S{number}")
         consts = "signed[1]"
         typed = not constants
+    if len(subjects) != len(refs):  # (not a call `_record` makes: not replayed)
+        return None
     reads: list[tuple[str, int]] = []
     for k, (subject, ref) in enumerate(zip(subjects, refs, strict=True)):
         if ref >= 0:  # a result of this recording
