@@ -80,6 +80,12 @@ def END(fn, args, kwargs, inputs, result, tape) -> bool:
     return False
 
 
+def IGNORE(fn, args, kwargs, inputs, result, tape) -> bool:
+    """The check of a non-persistent tape after its one call: every call is taken, and none is
+    recorded (its recording is released)."""
+    return True
+
+
 def select(fn, args, kwargs, inputs, result, tape) -> bool:
     """The check of a tape's first recorded call: replay the trace whose first operation this
     is (True, the call recorded), or none (False)."""
@@ -218,7 +224,9 @@ def _check(
             tests.append(f"v{k}._value.__class__ is not C{leaf}")
         if ref in read:  # read before: still holding the value read then
             tests.append(f"v{k}._value is not leaves[{leaf}]")
-        else:
+        else:  # a first read: the next leaf (as long as nothing else made one)
+            if not reads:
+                tests.append(f"len(leaves) != {leaf}")
             read.add(ref)
             reads.append((f"v{k}", ref))
     lines = [

@@ -126,6 +126,9 @@ class GradientTape:
         A watched integer or boolean value is not tracked (it cannot carry a gradient): a
         UserWarning says so, and its gradient is None.
         """
+        self._replay = None  # a new leaf: no trace expects it (`replay`)
+        if self._recording is _RELEASED:  # a used non-persistent tape: watched, to no end
+            self._recording = lowering.Recording()
         for item in _flatten(tensor_or_structure, "watch", "tensor"):
             if not isinstance(item, Tensor):
                 raise TypeError(
@@ -305,7 +308,13 @@ class GradientTape:
 
     def _finish_call(self):
         if not self._persistent:
-            self._recording = lowering.Recording()
+            self._release()
+
+    def _release(self):
+        """A non-persistent tape's one call is done: drop what it recorded, and record nothing
+        more (another call raises; `reset` makes it a fresh tape)."""
+        self._recording = _RELEASED
+        self._replay = replay.IGNORE
 
     def gradient(
         self,
@@ -365,7 +374,7 @@ class GradientTape:
             return _unflatten(sources, iter(finished))
         finally:
             if not self._persistent:
-                self._recording = lowering.Recording()
+                self._release()
 
     def _planned_gradient(self, target: Tensor, sources: list) -> list | None:
         """`gradient` for a training loop's call, one Tensor target and a flat list of distinct
@@ -403,12 +412,18 @@ class GradientTape:
                 replay.remember(recording, plan, target, sources)
         if not self._persistent:
             self._used = True
-            self._recording = lowering.Recording()
+            self._recording = _RELEASED  # `_release`, inline
+            self._replay = replay.IGNORE
         leaves = recording.leaf_values
         grads = plan.run(recording.outputs, leaves, recording.nodes, [target], _NO_OG)
         self._last_adjoint = lowering.last_adjoint = plan.compiled.backward
         if trace is not None and trace.exact:  # shapes and dtypes as the sources' (checked)
-            return list(map(wrap, grads))
+            finished = []
+            for g in grads:  # `wrap`, inline (a call per gradient costs more)
+                result = _new(Tensor)
+                result._value = g
+                finished.append(result)
+            return finished
         finished = []
         for i, g in enumerate(grads):  # (one per source; zip with strict= costs more)
             s = sources[i]
@@ -431,6 +446,7 @@ class GradientTape:
         for t in targets:  # ``result = v0`` then gradient(result, v0): the target reads v0
             if t.__class__ is Variable and self._watch_accessed and t.trainable:
                 recording.watch(t)
+                self._replay = None  # a new leaf, perhaps: no trace expects it
         picked, keep = [], []
         for i, s in enumerate(sources):
             if s in tracked and s._value.dtype.kind in "fc":
@@ -541,6 +557,9 @@ def _constant_refs(recording, inputs, refs: tuple) -> tuple:
 
 
 _FLOAT64 = np.dtype(np.float64)
+# What a non-persistent tape holds after its one call: nothing, and nothing is recorded into it
+# (its tape's check is `replay.IGNORE`; `watch` and `reset` give the tape a fresh recording)
+_RELEASED = lowering.Recording()
 _NO_OG = (None,)  # the output gradients of a call without them
 # primitives registered without a gradient: their calls are not recorded (recording one anyway,
 # after a registration inside a `with` block, costs a node and changes no gradient)

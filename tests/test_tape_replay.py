@@ -52,10 +52,17 @@ def _check(grads, expected):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-10, atol=1e-12)
 
 
+def _replayed(tape) -> bool:
+    """Whether `tape` has replayed a trace to its end (asked before its `gradient` call: a
+    non-persistent tape records nothing after it)."""
+    return tape._trace is not None and tape._replay is replay.END
+
+
 def _step(x, t, l1, l2, variables):
     with sg.GradientTape() as tape:
         loss = np.mean((l2(l1(x)) - t) ** 2)
-    return tape, tape.gradient(loss, variables)
+    replayed = _replayed(tape)
+    return tape, tape.gradient(loss, variables), replayed
 
 
 def test_a_training_loop_replays_from_its_third_step_with_the_same_gradients():
@@ -64,9 +71,9 @@ def test_a_training_loop_replays_from_its_third_step_with_the_same_gradients():
     replayed = []
     for _ in range(6):
         expected = _hand(x, t, *(v.numpy() for v in variables))
-        tape, grads = _step(x, t, l1, l2, variables)
+        _, grads, was_replayed = _step(x, t, l1, l2, variables)
         _check(grads, expected)
-        replayed.append(tape._trace is not None)
+        replayed.append(was_replayed)
         for v, g in zip(variables, grads, strict=True):  # the values change every step
             v.assign_sub(0.1 * g)
     assert replayed == [False, False, True, True, True, True]
@@ -88,10 +95,11 @@ def test_a_modules_trainable_variables_tuple_replays_and_gets_a_tuple():
     for _ in range(4):
         with sg.GradientTape() as tape:
             loss = np.mean((model(x) - t) ** 2)
+        replayed = _replayed(tape)
         grads = tape.gradient(loss, model.trainable_variables)
         assert isinstance(grads, tuple)
         _check(list(grads), _hand(x, t, *(v.numpy() for v in model.trainable_variables)))
-    assert tape._replay is replay.END
+    assert replayed
 
 
 def test_a_new_batch_of_the_same_shape_replays_and_another_shape_does_not():
@@ -100,10 +108,10 @@ def test_a_new_batch_of_the_same_shape_replays_and_another_shape_does_not():
     rng = np.random.default_rng(5)
     for batch in (8, 8, 8, 8, 6, 8):
         x, t = rng.normal(size=(batch, 5)), rng.normal(size=(batch, 3))
-        tape, grads = _step(x, t, l1, l2, variables)
+        _, grads, replayed = _step(x, t, l1, l2, variables)
         _check(grads, _hand(x, t, *(v.numpy() for v in variables)))
         if batch == 6:
-            assert tape._trace is None or tape._replay is None
+            assert not replayed
 
 
 def test_a_float32_batch_does_not_replay_a_float64_step():
@@ -112,8 +120,8 @@ def test_a_float32_batch_does_not_replay_a_float64_step():
     for _ in range(3):
         _step(x, t, l1, l2, variables)
     x32, t32 = x.astype(np.float32), t.astype(np.float32)
-    tape, grads = _step(x32, t32, l1, l2, variables)
-    assert tape._replay is None  # the constant's dtype is checked
+    _, grads, replayed = _step(x32, t32, l1, l2, variables)
+    assert not replayed  # the constant's dtype is checked
     _check(grads, _hand(x32, t32, *(v.numpy() for v in variables)))
 
 
@@ -141,9 +149,10 @@ def test_calls_the_tape_does_not_record_leave_the_replay_going():
             scaled = sg.constant(t) * 2.0  # no tracked input: not recorded
             predicted = np.argmax(out, axis=1)  # not differentiable: not recorded
             loss = np.mean((out - t) ** 2)
+        replayed = _replayed(tape)
         grads = tape.gradient(loss, variables)
         _check(grads, _hand(x, t, *(v.numpy() for v in variables)))
-    assert tape._replay is replay.END  # replayed to its end
+    assert replayed  # to its end
     assert scaled.shape == t.shape and predicted.shape == (8,)
 
 
@@ -158,14 +167,14 @@ def test_a_variable_assigned_between_two_reads_ends_the_replay():
                 w.assign(w.numpy() * 3.0)
             b = np.sum(np.sin(x * w))
             loss = a + b
-        return tape, tape.gradient(loss, [w])
+        return _replayed(tape), tape.gradient(loss, [w])
 
     for _ in range(3):
         _, (g,) = step(False)
         np.testing.assert_allclose(g.numpy(), x + x * np.cos(x * w.numpy()))
     before = w.numpy()
-    tape, (g,) = step(True)
-    assert tape._replay is None
+    replayed, (g,) = step(True)
+    assert not replayed
     # the gradient flows to the value each read saw: the first read's, as TensorFlow has it
     # for a Variable assigned in between (the second read is a new leaf of the same Variable)
     after = w.numpy()
@@ -181,11 +190,11 @@ def test_another_model_of_the_same_shapes_does_not_replay_the_first_ones_steps()
     for _ in range(3):
         _step(x, t, l1, l2, first)
     for _ in range(4):
-        tape, grads = _step(x, t, m1, m2, second)
+        _, grads, replayed = _step(x, t, m1, m2, second)
         _check(grads, _hand(x, t, *(v.numpy() for v in second)))
-    assert tape._trace is not None  # its own trace, made from its own steps
-    tape, grads = _step(x, t, l1, l2, first)  # and the first model still replays its own
-    assert tape._replay is replay.END
+    assert replayed  # its own trace, made from its own steps
+    _, grads, replayed = _step(x, t, l1, l2, first)  # and the first model still replays its own
+    assert replayed
     _check(grads, _hand(x, t, *(v.numpy() for v in first)))
 
 
@@ -252,12 +261,14 @@ def test_a_persistent_replayed_tape_answers_other_questions_the_usual_way():
     for _ in range(4):
         with sg.GradientTape(persistent=True) as tape:
             y = np.sum(np.exp(w) * v)
+        replayed = _replayed(tape)
         gw, gv = tape.gradient(y, [w, v])
         (only_v,) = tape.gradient(y, [v])
         np.testing.assert_allclose(gw.numpy(), np.exp(w.numpy()) * v.numpy())
         np.testing.assert_allclose(gv.numpy(), np.exp(w.numpy()))
         np.testing.assert_allclose(only_v.numpy(), np.exp(w.numpy()))
         assert [x.name for x in tape.watched_variables()] == [w.name, v.name]
+    assert replayed
 
 
 def test_a_registry_change_retires_the_traces():
@@ -265,8 +276,9 @@ def test_a_registry_change_retires_the_traces():
     for _ in range(3):
         with sg.GradientTape() as tape:
             y = np.sum(np.tanh(w))
+        replayed = _replayed(tape)
         tape.gradient(y, [w])
-    assert tape._replay is replay.END
+    assert replayed
     version = registry.version
     registry.version += 1  # what a registration does
     try:
@@ -308,7 +320,7 @@ def test_the_checks_are_readable_python():
     x, t, l1, l2 = _model()
     variables = [*l1.trainable_variables, *l2.trainable_variables]
     for _ in range(3):
-        tape, _ = _step(x, t, l1, l2, variables)
+        tape, _, _ = _step(x, t, l1, l2, variables)
     source = tape._trace.source
     assert "def op0(fn, args, kwargs, inputs, result, tape):" in source
     assert "c0.shape != (8, 5)" in source  # the input batch: a constant of this shape
@@ -320,9 +332,10 @@ def test_a_variable_read_twice_by_one_call_replays():
     for _ in range(4):
         with sg.GradientTape() as tape:
             y = np.sum(w * w + np.sin(w))
+        replayed = _replayed(tape)
         (g,) = tape.gradient(y, [w])
         np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy() + np.cos(w.numpy()))
-    assert tape._replay is replay.END
+    assert replayed
     assert "is not v0" in tape._trace.source  # the second operand: the first one's Variable
 
 
@@ -416,3 +429,40 @@ def test_random_training_loops_match_finite_differences_every_step(program, chan
             else:
                 assert g.shape == (3,)
                 np.testing.assert_allclose(g.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_tensor_watched_before_the_traced_calls_is_not_taken_for_a_variable():
+    w = sg.Variable(np.array([0.5, -1.0]))
+    c = np.array([2.0, 3.0])
+    for _ in range(3):  # traced: w * c, then times the result
+        with sg.GradientTape() as tape:
+            y = np.sum((w * c) * (w * c))
+        tape.gradient(y, [w])
+    x = sg.constant([1.5, -0.5])
+    with sg.GradientTape() as tape:
+        tape.watch(x)  # leaf 0 is x: the trace's first call must not make w leaf 0
+        y = np.sum((w * c) * x)
+    gw, gx = tape.gradient(y, [w, x])
+    np.testing.assert_allclose(gw.numpy(), c * x.numpy())
+    np.testing.assert_allclose(gx.numpy(), w.numpy() * c)
+
+
+def test_a_used_tape_records_nothing_more_and_reset_makes_it_fresh():
+    from s2sgrad import tape as tape_module
+
+    w = sg.Variable(np.array([1.0, 2.0]))
+    with sg.GradientTape() as tape:
+        y = np.sum(w * w)
+        (g,) = tape.gradient(y, [w])  # inside the block: the tape is released, still active
+        z = np.sum(np.sin(w))  # not recorded anywhere
+        tape.watch(sg.constant(1.0))  # nor does watching put anything in the released one
+    np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy())
+    released = tape_module._RELEASED
+    assert not released.nodes and not released.tracked and not released.leaf_values
+    with pytest.raises(RuntimeError, match="only be called once"):
+        tape.gradient(z, [w])
+    tape.reset()
+    with tape:
+        y = np.sum(np.sin(w))
+    (g,) = tape.gradient(y, [w])
+    np.testing.assert_allclose(g.numpy(), np.cos(w.numpy()))
