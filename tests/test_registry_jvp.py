@@ -87,7 +87,9 @@ def test_every_differentiable_rule_has_a_forward_rule():
     missing = [
         r.name
         for r in registry
-        if r.differentiable and r.vjp is not None and not r.has_forward_rule
+        if r.differentiable
+        and r.vjp is not None
+        and not r.has_forward_rule
         and r.name != "_operator.getitem"  # indexing: the compiler indexes the tangent
     ]
     assert not missing, f"rules without a forward rule: {missing}"

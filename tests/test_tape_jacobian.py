@@ -143,7 +143,6 @@ def test_batch_jacobian_bad_input():
         tape.batch_jacobian(y, x)
 
 
-
 def test_jacobian_sweeps_over_the_smaller_of_inputs_and_outputs():
     from s2sgrad import jacobians, lowering
 

@@ -53,7 +53,7 @@ def positive_names(activity: Activity) -> frozenset[str]:
 
 
 def _sign(op, positive: set, nonnegative: set) -> str | None:
-    """"+" (> 0), "0+" (>= 0) or None (unknown) for the result of `op`."""
+    """The sign of the result of `op`: "+" (> 0), "0+" (>= 0) or None (unknown)."""
     args = op.args
     primitive = op.primitive
     if primitive in _SUMS and len(args) == 2:

@@ -260,7 +260,6 @@ def batch_matmul_right_(tangents, ans, tg, tx, g, x, y):
     )
 
 
-
 @registry.jvp(add_to_diagonal)
 def add_to_diagonal_(tangents, ans, t, c, x):
     return add_to_diagonal_jvp(tangents[0], tangents[1], t, c, x)
