@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import math
 import os
 import tempfile
@@ -55,7 +56,7 @@ def export(fn, path, *example_args) -> str:
         raise TypeError(f"path must be a str or os.PathLike; got {type(path).__name__}")
     path = os.fspath(path)
     entry = _generated_entry(fn, example_args)
-    text = standalone_source(entry)
+    text = with_defaults(standalone_source(entry), entry.__name__, fn)
     compile(text, path, "exec")  # a bug here must not leave a broken file behind
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".s2sgrad-export-", suffix=".py", dir=directory)
@@ -68,6 +69,64 @@ def export(fn, path, *example_args) -> str:
             os.unlink(temporary)
         raise
     return path
+
+
+def with_defaults(text: str, entry: str, fn) -> str:
+    """`text` with the defaults of `fn`'s parameters on the ``def`` of `entry`, its generated
+    function, which has the same parameters but no defaults (they are values, read when the
+    transformed function is called). Each is written as a constant ``DEFAULT_<name>`` (exact,
+    as any captured value); a parameter the entry does not have, or a positional one followed
+    by a parameter without a default, is left as it is."""
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return text
+    empty = inspect.Parameter.empty
+    defaults = {name: p.default for name, p in parameters.items() if p.default is not empty}
+    tree = ast.parse(text)
+    node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+    if node is None or not defaults or any(f"DEFAULT_{name}" in text for name in defaults):
+        return text  # (a name taken by the code itself: no defaults rather than a clash)
+    arguments = node.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    tail = 0  # the positional parameters that get a default: a run at the end
+    for arg in reversed(positional):
+        if arg.arg not in defaults:
+            break
+        tail += 1
+    constants = {}
+    if tail:
+        arguments.defaults = [ast.Name(f"DEFAULT_{a.arg}") for a in positional[-tail:]]
+        constants.update((a.arg, defaults[a.arg]) for a in positional[-tail:])
+    keyword = [
+        ast.Name(f"DEFAULT_{a.arg}") if a.arg in defaults else None for a in arguments.kwonlyargs
+    ]
+    arguments.kw_defaults = keyword
+    constants.update((a.arg, defaults[a.arg]) for a in arguments.kwonlyargs if a.arg in defaults)
+    if not constants:
+        return text
+    lines = text.splitlines()
+    first = last = node.lineno - 1  # the header: to the line that closes its parentheses
+    depth = lines[last].count("(") - lines[last].count(")")
+    while depth or not lines[last].rstrip().endswith(":"):
+        last += 1
+        depth += lines[last].count("(") - lines[last].count(")")
+    stub = ast.FunctionDef(node.name, arguments, [ast.Pass()], [], None, None)
+    header = ast.unparse(ast.fix_missing_locations(stub))
+    assigned = []
+    for name, value in constants.items():
+        try:
+            assigned.append(f"DEFAULT_{name} = {literal(value, name)}")
+        except ValueError:
+            raise ValueError(
+                f"cannot export: the default of parameter {name!r} is a "
+                f"{type(value).__name__}, which cannot be written into a standalone module "
+                f"(only numbers, strings, NumPy arrays and tuples/lists/dicts of them can)"
+            ) from None
+    header_line = header.splitlines()[0]
+    body = [*lines[:first], "# defaults of the parameters", *assigned, "", "", header_line]
+    body += lines[last + 1 :]
+    return "\n".join(body) + "\n"
 
 
 def _generated_entry(fn, example_args: tuple = ()) -> types.FunctionType:

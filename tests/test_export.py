@@ -48,6 +48,17 @@ def reads_an_object(x):
     return x * SCALER.factor
 
 
+def with_an_object_default(x, scaler=SCALER):
+    return np.sum(x * scaler.factor)
+
+
+SCALE = np.float64(2.0)
+
+
+def with_defaults(x, w=W[0], scale=SCALE, *, power=2):
+    return np.sum(np.sin(x * w) * scale) ** power
+
+
 def _run_exported(path, calls: list[str]) -> list:
     """Import the exported module in a fresh interpreter, run `calls`, return exact results."""
     code = f"""
@@ -193,3 +204,33 @@ def test_a_hessian_is_exported_for_example_arguments(tmp_path):
     assert run["results"] == [_exact(hessian(x))]
     closed = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x * x * np.sin(x)) + MATRIX + MATRIX.T
     np.testing.assert_allclose(hessian(x), closed, atol=1e-12)
+
+
+def test_the_entry_keeps_the_functions_defaults(tmp_path):
+    df = sg.grad(with_defaults)
+    x = np.array([0.3, -0.4])
+    expected = [_exact(df(x)), _exact(df(x, np.array([1.5, 0.5]), power=3))]
+    path = sg.export(df, tmp_path / "defaults.py")
+    text = open(path).read()
+    assert (
+        "def dwith_defaultsdx(x, w=DEFAULT_w, scale=DEFAULT_scale, *, power=DEFAULT_power):" in text
+    )
+    calls = [
+        "dwith_defaultsdx(np.array([0.3, -0.4]))",
+        "dwith_defaultsdx(np.array([0.3, -0.4]), np.array([1.5, 0.5]), power=3)",
+    ]
+    assert _run_exported(path, calls)["results"] == expected
+    # the gradient is checked against finite differences, not only against itself
+    eps = 1e-6
+    numeric = [
+        (with_defaults(x + eps * e) - with_defaults(x - eps * e)) / (2 * eps) for e in np.eye(2)
+    ]
+    np.testing.assert_allclose(df(x), numeric, rtol=1e-6)
+
+
+def test_a_default_that_is_not_data_is_named(tmp_path):
+    df = sg.grad(with_an_object_default)
+    np.testing.assert_allclose(df(np.array([0.5, 1.0])), [3.0, 3.0])
+    with pytest.raises(ValueError, match="default of parameter 'scaler' is a _Scaler"):
+        sg.export(df, tmp_path / "bad.py")
+    assert not os.path.exists(tmp_path / "bad.py")
