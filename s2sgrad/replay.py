@@ -126,16 +126,25 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
     ):
         return None
     leaf_objects = recording.leaf_objects()
-    if not all(obj.__class__ is Variable for ref, obj in leaf_objects.items() if ref < 0):
+    leaves = {ref: obj for ref, obj in leaf_objects.items() if ref < 0}
+    if not all(obj.__class__ is Variable and obj._watchable for obj in leaves.values()):
+        return None  # (watched Tensors; a non-trainable Variable only a `watch` made a leaf)
+    if not _read_in_order(nodes, len(leaves)):
         return None
-    namespace = {"ndarray": np.ndarray, "Tensor": Tensor, "signature": signature, "END": END}
+    namespace = {
+        "ndarray": np.ndarray,
+        "Tensor": Tensor,
+        "signature": signature,
+        "same": _same_signature,
+        "END": END,
+    }
     lines: list[str] = []
     read: set[int] = set()  # leaf refs read by an earlier call
     typed = True  # the dtypes of all array constants are checked
     for number, node in enumerate(nodes):
         if node[7] != 1 or node[6] != number or node[4].__class__ is not Tensor:
             return None
-        made = _check(number, node, leaf_objects, read, namespace)
+        made = _check(number, node, leaf_objects, recording.leaf_values, read, namespace)
         if made is None:
             return None
         check, checks_dtypes = made
@@ -151,6 +160,22 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
     return Trace(namespace["op0"], source, plan, target, source_refs, registry.version, typed)
 
 
+def _read_in_order(nodes: list, count: int) -> bool:
+    """Whether the calls read the `count` leaves first in the order they were made (leaf
+    ``-1`` first, then ``-2``, ...), as a replay makes them: not so if a `watch`, or a call the
+    tape did not record (``np.argmax(v)``), made a leaf before a recorded call read it."""
+    following = -1
+    for node in nodes:
+        for ref in node[5]:
+            if ref == following:
+                following -= 1
+            elif following < ref < 0:  # read before
+                continue
+            elif ref < following:  # made before the next one to read: out of order
+                return False
+    return following == -1 - count
+
+
 def _patterns(sig) -> tuple | None:
     """The argument patterns of a call signature without keywords (None if it has them)."""
     if sig.__class__ is not tuple:
@@ -161,7 +186,7 @@ def _patterns(sig) -> tuple | None:
 
 
 def _check(
-    number: int, node: tuple, leaf_objects: dict, read: set, namespace: dict
+    number: int, node: tuple, leaf_objects: dict, leaf_values: list, read: set, namespace: dict
 ) -> tuple[list, bool] | None:
     """The source of ``op{number}``, the check of one recorded call (see the module docstring):
     first what needs no recording (primitive, argument layout), then the static arguments and
@@ -200,7 +225,7 @@ def _check(
     else:  # anything else: the signature, computed and compared
         guards.append(f"len(inputs) != {len(inputs)}")
         subjects = [f"inputs[{k}]" for k in range(len(inputs))]
-        tests.append(f"(signed := signature(fn, args, kwargs))[0] != S{number}")
+        tests.append(f"not same(signed := signature(fn, args, kwargs), S{number})")
         consts = "signed[1]"
         typed = not constants
     if len(subjects) != len(refs):  # (not a call `_record` makes: not replayed)
@@ -218,7 +243,7 @@ def _check(
             tests.append(f"{subject} is not {here[0]}")
             continue
         tests.append(f"(v{k} := {subject}) is not V{leaf}()")
-        value = leaf_objects[ref]._value
+        value = leaf_values[leaf]  # (the value read then: the Variable may be assigned since)
         if value.__class__ is not np.ndarray or not value.ndim:  # 0-d: array or scalar
             namespace[f"C{leaf}"] = value.__class__
             tests.append(f"v{k}._value.__class__ is not C{leaf}")
@@ -275,6 +300,13 @@ def _weak(variable: Variable, namespace: dict, name: str):
     """A weak reference to `variable` for the checks in `namespace` (a trace must not keep a
     model alive); once the Variable is collected, `name` gives an object no argument is."""
     return weakref.ref(variable, lambda _: namespace.__setitem__(name, _gone))
+
+
+def _same_signature(signed: tuple, expected) -> bool:
+    """Whether `signature`'s result has the signature `expected`, as a key: equal, and hashing
+    alike (``np.dtype("f8") == float``, but they are different keys of the plans)."""
+    sig = signed[0]
+    return sig == expected and hash(sig) == hash(expected)
 
 
 def _simple(pattern) -> bool:

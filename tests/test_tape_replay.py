@@ -466,3 +466,54 @@ def test_a_used_tape_records_nothing_more_and_reset_makes_it_fresh():
         y = np.sum(np.sin(w))
     (g,) = tape.gradient(y, [w])
     np.testing.assert_allclose(g.numpy(), np.cos(w.numpy()))
+
+
+def test_leaves_made_before_a_call_read_them_are_not_traced():
+    # Found in review: the traced steps logged np.argmax of two Variables (a call the tape
+    # does not record, but it makes their leaves) or watched them: leaf numbers out of read
+    # order. A step without that must not replay those numbers (wrong gradients before).
+    a = sg.Variable(np.array([1.0, 2.0]))
+    q = sg.Variable(np.array([5.0, 6.0]))
+    b = sg.Variable(np.array([3.0, -1.0]))
+    c = sg.Variable(np.array([10.0, 20.0]))
+    for step in range(5):
+        with sg.GradientTape() as tape:
+            if step < 2:
+                np.argmax(a), np.argmax(q)
+            elif step < 4:
+                tape.watch([a, q, b])
+            y = np.sum(a * b) + np.sum(c * c)
+        ga, gb, gc = tape.gradient(y, [a, b, c])
+        np.testing.assert_allclose(ga.numpy(), b.numpy())
+        np.testing.assert_allclose(gb.numpy(), a.numpy())
+        np.testing.assert_allclose(gc.numpy(), 2.0 * c.numpy())
+
+
+def test_a_non_trainable_variable_watched_by_the_traced_steps_only_stays_unwatched():
+    w = sg.Variable(np.array([0.5, -1.0, 2.0]), name="w")
+    u = sg.Variable(np.array([1.5, 0.5, -0.3]), trainable=False, name="u")
+    for step in range(4):
+        with sg.GradientTape() as tape:
+            if step < 2:
+                tape.watch(u)
+            y = np.sum(np.sin(u * w))
+        gw, gu = tape.gradient(y, [w, u])
+        product = u.numpy() * w.numpy()
+        np.testing.assert_allclose(gw.numpy(), np.cos(product) * u.numpy())
+        if step < 2:
+            np.testing.assert_allclose(gu.numpy(), np.cos(product) * w.numpy())
+        else:
+            assert gu is None  # not trainable, not watched: no gradient, as in TensorFlow
+            assert [v.name for v in tape.watched_variables()] == ["w"]
+
+
+def test_a_static_argument_equal_to_the_traced_one_but_another_key_is_not_replayed():
+    w = sg.Variable(np.array([[2.0, 3.0], [0.5, 1.5]]))
+    for dtype in (np.dtype("f8"), np.dtype("f8"), np.dtype("f8"), float):
+        with sg.GradientTape() as tape:
+            y = np.sum(np.sum(w * w, axis=0, dtype=dtype))
+        recorded = tape._recording.nodes[1][9]  # the signature of the inner np.sum
+        (g,) = tape.gradient(y, [w])
+        np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy())
+    keywords = dict(recorded[2])
+    assert keywords["dtype"][1] is float  # what the usual path records (== np.dtype("f8") too)
