@@ -114,21 +114,22 @@ def remember(recording, plan, target, sources: list) -> None:
 
 def make_trace(recording, plan, target, sources: list) -> Trace | None:
     """The trace of `recording`, or None if it holds what a trace does not check: leaves that
-    are not Variables read by its calls (watched or constant Tensors), calls with several
-    results or custom gradients, or Variables read again after an assignment."""
+    are neither Variables nor constant Tensors read by its calls (watched Tensors), leaves made
+    before the call that read them, calls with several results or custom gradients, or
+    Variables read again after an assignment."""
     nodes = recording.nodes
-    if (
-        not nodes
-        or recording.has_custom
-        or recording.constants
-        or recording.leaves_of
-        or recording.number(target) is None
-    ):
+    if not nodes or recording.has_custom or recording.leaves_of or recording.number(target) is None:
         return None
     leaf_objects = recording.leaf_objects()
-    leaves = {ref: obj for ref, obj in leaf_objects.items() if ref < 0}
-    if not all(obj.__class__ is Variable and obj._watchable for obj in leaves.values()):
-        return None  # (watched Tensors; a non-trainable Variable only a `watch` made a leaf)
+    for ref, obj in leaf_objects.items():
+        if ref >= 0:
+            continue
+        if obj.__class__ is Variable and obj._watchable and obj in recording.tracked:
+            continue  # a Variable the tape watched on reading it
+        if obj.__class__ is Tensor and obj in recording.constants:
+            continue  # a constant operand (an input wrapped with sg.constant)
+        return None  # (a watched Tensor; a non-trainable Variable only a `watch` made a leaf)
+    leaves = [ref for ref in leaf_objects if ref < 0]
     if not _read_in_order(nodes, len(leaves)):
         return None
     namespace = {
@@ -161,18 +162,15 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
 
 
 def _read_in_order(nodes: list, count: int) -> bool:
-    """Whether the calls read the `count` leaves first in the order they were made (leaf
-    ``-1`` first, then ``-2``, ...), as a replay makes them: not so if a `watch`, or a call the
-    tape did not record (``np.argmax(v)``), made a leaf before a recorded call read it."""
-    following = -1
+    """Whether each call made the leaves it read first, the `count` leaves in the order they
+    were made (``-1`` first), as a replay makes them: not so if a `watch`, or a call the tape
+    did not record (``np.argmax(v)``), made a leaf before a recorded call read it."""
+    following = -1  # the next leaf to be made
     for node in nodes:
-        for ref in node[5]:
-            if ref == following:
-                following -= 1
-            elif following < ref < 0:  # read before
-                continue
-            elif ref < following:  # made before the next one to read: out of order
-                return False
+        new = sorted({ref for ref in node[5] if ref <= following}, reverse=True)
+        if new != list(range(following, following - len(new), -1)):
+            return False
+        following -= len(new)
     return following == -1 - count
 
 
@@ -230,30 +228,50 @@ def _check(
         typed = not constants
     if len(subjects) != len(refs):  # (not a call `_record` makes: not replayed)
         return None
-    reads: list[tuple[str, int]] = []
+    reads: list[tuple[str, int]] = []  # first reads of Variables by this call
+    constant_reads: list[tuple[str, int]] = []  # and of constant Tensors
+    made: list[tuple] = []  # their new leaves, made in the order of the inputs
     for k, (subject, ref) in enumerate(zip(subjects, refs, strict=True)):
         if ref >= 0:  # a result of this recording
             tests.append(f"{subject} is not outputs[{ref}]")
             continue
-        leaf = -1 - ref  # a Variable: the same one (held weakly by the trace)
-        if f"V{leaf}" not in namespace:
-            namespace[f"V{leaf}"] = _weak(leaf_objects[ref], namespace, f"V{leaf}")
-        here = [name for name, earlier in reads if earlier == ref]
+        leaf = -1 - ref
+        here = [name for name, earlier in reads + constant_reads if earlier == ref]
         if here:  # read first by this very call (``w * w``): the same object
             tests.append(f"{subject} is not {here[0]}")
             continue
+        value = leaf_values[leaf]  # (the value read then: a Variable may be assigned since)
+        if leaf_objects[ref].__class__ is not Variable:  # a constant Tensor: any, like it
+            if ref in read:  # read by an earlier call: the same one
+                tests.append(f"recording.constants.get({subject}) != {ref}")
+                continue
+            tests.append(f"(v{k} := {subject}).__class__ is not Tensor")
+            tests.append(f"v{k} in recording.tracked or v{k} in recording.constants")
+            namespace[f"C{leaf}"] = value.__class__
+            tests.append(f"(a{k} := v{k}._value).__class__ is not C{leaf}")
+            if value.__class__ is np.ndarray:
+                tests.append(f"a{k}.shape != {value.shape!r}")
+            namespace[f"D{leaf}"] = value.dtype
+            tests.append(f"a{k}.dtype is not D{leaf}")
+            read.add(ref)
+            constant_reads.append((f"v{k}", ref))
+            made.append((f"v{k}", ref, "constants"))
+            continue
+        if f"V{leaf}" not in namespace:  # a Variable: the same one (held weakly by the trace)
+            namespace[f"V{leaf}"] = _weak(leaf_objects[ref], namespace, f"V{leaf}")
         tests.append(f"(v{k} := {subject}) is not V{leaf}()")
-        value = leaf_values[leaf]  # (the value read then: the Variable may be assigned since)
         if value.__class__ is not np.ndarray or not value.ndim:  # 0-d: array or scalar
             namespace[f"C{leaf}"] = value.__class__
             tests.append(f"v{k}._value.__class__ is not C{leaf}")
         if ref in read:  # read before: still holding the value read then
             tests.append(f"v{k}._value is not leaves[{leaf}]")
-        else:  # a first read: the next leaf (as long as nothing else made one)
-            if not reads:
-                tests.append(f"len(leaves) != {leaf}")
+        else:  # a first read: a new leaf
             read.add(ref)
             reads.append((f"v{k}", ref))
+            made.append((f"v{k}", ref, "tracked"))
+    if made:  # the leaves before them: as many as when traced (nothing else made one)
+        made.sort(key=lambda first: -first[1])  # in the order `_record` makes them
+        tests.append(f"len(leaves) != {-1 - made[0][1]}")
     lines = [
         f"def op{number}(fn, args, kwargs, inputs, result, tape):",
         f"    # t{number} = {name}(...) of {refs}",
@@ -273,10 +291,13 @@ def _check(
     ]
     if reads:
         lines.append("    variables = tape._variables")
-    for variable, ref in reads:  # first reads: new leaves, as `GradientTape._refs` makes them
-        lines.append(f"    leaves.append({variable}._value)")
-        lines.append(f"    tracked[{variable}] = {ref}")
-        lines.append(f"    variables[{variable}] = {variable}")
+    if constant_reads:
+        lines.append("    constants = recording.constants")
+    for name, ref, index in made:  # first reads: new leaves, as `GradientTape._record` makes
+        lines.append(f"    leaves.append({name}._value)")  # them (a Variable is watched)
+        lines.append(f"    {index}[{name}] = {ref}")
+        if index == "tracked":
+            lines.append(f"    variables[{name}] = {name}")
     lines += [
         "    outputs.append(result)",
         f"    tracked[result] = {number}",

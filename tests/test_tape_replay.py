@@ -395,7 +395,7 @@ def _run(steps, values, constant):
 @given(
     program=_programs(),
     changes=st.lists(
-        st.sampled_from(["same", "same", "assign", "batch", "extra", "float32"]),
+        st.sampled_from(["same", "same", "assign", "batch", "extra", "float32", "tensor"]),
         min_size=6,
         max_size=9,
     ),
@@ -414,13 +414,16 @@ def test_random_training_loops_match_finite_differences_every_step(program, chan
         elif change == "batch":
             constant = rng.normal(size=3)
         step_constant = constant.astype(np.float32) if change == "float32" else constant
+        if change == "tensor":  # the constant wrapped as a Tensor: a constant leaf
+            step_constant = sg.constant(constant)
         with sg.GradientTape() as tape:
             y = _run(steps, variables, step_constant)
         grads = tape.gradient(y, variables)
         values = [v.numpy() for v in variables]
+        plain = np.asarray(step_constant)
 
-        def f(*vs, steps=steps, step_constant=step_constant):
-            return _run(steps, vs, step_constant)
+        def f(*vs, steps=steps, plain=plain):
+            return _run(steps, vs, plain)
 
         for i, g in enumerate(grads):
             expected = numerical_gradient(f, values, i)
@@ -517,3 +520,36 @@ def test_a_static_argument_equal_to_the_traced_one_but_another_key_is_not_replay
         np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy())
     keywords = dict(recorded[2])
     assert keywords["dtype"][1] is float  # what the usual path records (== np.dtype("f8") too)
+
+
+def test_inputs_wrapped_with_constant_replay_new_or_the_same_each_step():
+    x0, t, l1, l2 = _model()
+    variables = [*l1.trainable_variables, *l2.trainable_variables]
+    fixed = sg.constant(x0)
+    rng = np.random.default_rng(3)
+    replayed = []
+    for step in range(6):
+        xv = x0 if step % 2 else rng.normal(size=x0.shape)
+        x = fixed if step % 2 else sg.constant(xv)  # the same Tensor, or a new one
+        with sg.GradientTape() as tape:
+            loss = np.mean((l2(l1(x)) - t) ** 2)
+        replayed.append(_replayed(tape))
+        grads = tape.gradient(loss, variables)
+        _check(grads, _hand(xv, t, *(v.numpy() for v in variables)))
+    assert replayed[2:] == [True] * 4
+
+
+def test_a_constant_read_twice_or_replaced_by_a_recorded_value_is_checked():
+    w = sg.Variable(np.array([0.5, -1.0]))
+    c = np.array([2.0, 3.0])
+    for step in range(6):
+        x = sg.constant(c)
+        with sg.GradientTape() as tape:
+            h = w * x
+            other = h if step == 5 else x  # the last step: a recorded value where x was
+            y = np.sum(h * other)
+        (g,) = tape.gradient(y, [w])
+        if step == 5:  # y = sum((w c)^2)
+            np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy() * c * c)
+        else:  # y = sum(w c c), x read twice
+            np.testing.assert_allclose(g.numpy(), c * c)
