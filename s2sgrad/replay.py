@@ -10,11 +10,12 @@ of that is Python run per operation, and on a small model it costs more than the
 Once a step's recording has been planned twice, `make_trace` turns it into a `Trace`: per
 recorded operation, a generated function (``op0``, ``op1``, ...) that checks a call is the same
 one, the same primitive on the same producers (the results of the same earlier operations, the
-same Variables: identity tests, no lookups) with equal static arguments, and if so appends it to
-the recording exactly as `_record` would. A later tape whose first recorded call passes a
-trace's first check replays it: every call that passes the next check is recorded by it, and
-`gradient` on the finished trace, with the same target and sources, runs its plan without
-building a key (what the trace has checked is what the key holds).
+same Variables: identity tests, no lookups; an input wrapped with `sg.constant` may be a new
+Tensor of the same kind) with equal static arguments, and if so appends it to the recording
+exactly as `_record` would. A later tape whose first recorded call passes a trace's first check
+replays it: every call that passes the next check is recorded by it (`tensor.offer` hands the
+calls to the check), and `gradient` on the finished trace, with the same target and sources,
+runs its plan without building a key (what the trace has checked is what the key holds).
 
 Nothing else changes: the recording a replay builds is the one `_record` would have built, so
 anything a replay does not expect (another operation, an assigned Variable, a watched Tensor)
@@ -129,8 +130,7 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
         if obj.__class__ is Tensor and obj in recording.constants:
             continue  # a constant operand (an input wrapped with sg.constant)
         return None  # (a watched Tensor; a non-trainable Variable only a `watch` made a leaf)
-    leaves = [ref for ref in leaf_objects if ref < 0]
-    if not _read_in_order(nodes, len(leaves)):
+    if not _read_in_order(nodes, sum(ref < 0 for ref in leaf_objects)):
         return None
     namespace = {
         "ndarray": np.ndarray,
