@@ -62,10 +62,12 @@ class Trace:
         "target",
         "typed",
         "version",
+        "watched",
     )
 
-    def __init__(self, first, source, plan, target, source_refs, version, typed: bool):
+    def __init__(self, first, source, plan, target, source_refs, version, typed: bool, watched):
         self.first = first
+        self.watched = watched  # the kinds of the Tensors watched before the first call
         self.source = source
         self.plan = plan
         self.target = target
@@ -91,12 +93,30 @@ def select(fn, args, kwargs, inputs, result, tape) -> bool:
     """The check of a tape's first recorded call: replay the trace whose first operation this
     is (True, the call recorded), or none (False)."""
     for trace in _traces.get(fn, ()):
-        if trace.version == registry.version and trace.first(
-            fn, args, kwargs, inputs, result, tape
-        ):
+        if trace.version != registry.version:
+            continue
+        if trace.watched and not _watched_alike(tape, trace.watched):
+            continue
+        if trace.first(fn, args, kwargs, inputs, result, tape):
             tape._trace = trace
             return True
     return False
+
+
+def _watched_alike(tape, kinds: tuple) -> bool:
+    """Whether `tape` has watched, before its first recorded call, Tensors of these kinds (and
+    nothing else), as the tape a trace was made from had."""
+    recording = tape._recording
+    if tape._variables or recording.constants or len(recording.leaf_values) != len(kinds):
+        return False
+    if not all(t.__class__ is Tensor for t in recording.tracked):
+        return False
+    return tuple(map(_value_kind, recording.leaf_values)) == kinds
+
+
+def _value_kind(value) -> tuple:
+    """What the checks test of a leaf's value: its class, shape and dtype."""
+    return (value.__class__, np.shape(value), value.dtype)
 
 
 def remember(recording, plan, target, sources: list) -> None:
@@ -122,15 +142,20 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
     if not nodes or recording.has_custom or recording.leaves_of or recording.number(target) is None:
         return None
     leaf_objects = recording.leaf_objects()
+    watched = 0  # leaves -1, -2, ...: Tensors watched before the first call
+    while leaf_objects.get(-1 - watched).__class__ is Tensor and (
+        leaf_objects[-1 - watched] in recording.tracked
+    ):
+        watched += 1
     for ref, obj in leaf_objects.items():
-        if ref >= 0:
+        if ref >= -watched:
             continue
         if obj.__class__ is Variable and obj._watchable and obj in recording.tracked:
             continue  # a Variable the tape watched on reading it
         if obj.__class__ is Tensor and obj in recording.constants:
             continue  # a constant operand (an input wrapped with sg.constant)
-        return None  # (a watched Tensor; a non-trainable Variable only a `watch` made a leaf)
-    if not _read_in_order(nodes, sum(ref < 0 for ref in leaf_objects)):
+        return None  # (a Tensor watched later; a non-trainable Variable a `watch` made a leaf)
+    if not _read_in_order(nodes, sum(ref < 0 for ref in leaf_objects), watched):
         return None
     namespace = {
         "ndarray": np.ndarray,
@@ -140,12 +165,13 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
         "END": END,
     }
     lines: list[str] = []
-    read: set[int] = set()  # leaf refs read by an earlier call
+    read: set[int] = set(range(-watched, 0))  # leaf refs read by an earlier call (or watched)
     typed = True  # the dtypes of all array constants are checked
     for number, node in enumerate(nodes):
         if node[7] != 1 or node[6] != number or node[4].__class__ is not Tensor:
             return None
-        made = _check(number, node, leaf_objects, recording.leaf_values, read, namespace)
+        values = recording.leaf_values
+        made = _check(number, node, leaf_objects, values, watched, read, namespace)
         if made is None:
             return None
         check, checks_dtypes = made
@@ -158,14 +184,16 @@ def make_trace(recording, plan, target, sources: list) -> Trace | None:
     namespace[f"op{len(nodes)}"] = END
     source_refs = tuple(map(recording.tracked.get, sources))
     target = recording.number(target)
-    return Trace(namespace["op0"], source, plan, target, source_refs, registry.version, typed)
+    kinds = tuple(map(_value_kind, recording.leaf_values[:watched]))
+    version = registry.version
+    return Trace(namespace["op0"], source, plan, target, source_refs, version, typed, kinds)
 
 
-def _read_in_order(nodes: list, count: int) -> bool:
-    """Whether each call made the leaves it read first, the `count` leaves in the order they
-    were made (``-1`` first), as a replay makes them: not so if a `watch`, or a call the tape
-    did not record (``np.argmax(v)``), made a leaf before a recorded call read it."""
-    following = -1  # the next leaf to be made
+def _read_in_order(nodes: list, count: int, watched: int) -> bool:
+    """Whether each call made the leaves it read first, the `count` leaves after the `watched`
+    ones in the order they were made (``-1`` first), as a replay makes them: not so if a
+    `watch`, or a call the tape did not record (``np.argmax(v)``), made a leaf between them."""
+    following = -1 - watched  # the next leaf to be made
     for node in nodes:
         new = sorted({ref for ref in node[5] if ref <= following}, reverse=True)
         if new != list(range(following, following - len(new), -1)):
@@ -184,7 +212,13 @@ def _patterns(sig) -> tuple | None:
 
 
 def _check(
-    number: int, node: tuple, leaf_objects: dict, leaf_values: list, read: set, namespace: dict
+    number: int,
+    node: tuple,
+    leaf_objects: dict,
+    leaf_values: list,
+    watched: int,
+    read: set,
+    namespace: dict,
 ) -> tuple[list, bool] | None:
     """The source of ``op{number}``, the check of one recorded call (see the module docstring):
     first what needs no recording (primitive, argument layout), then the static arguments and
@@ -236,6 +270,9 @@ def _check(
             tests.append(f"{subject} is not outputs[{ref}]")
             continue
         leaf = -1 - ref
+        if leaf < watched:  # a Tensor watched before the first call: the tape tracks it so
+            tests.append(f"recording.tracked.get({subject}) != {ref}")
+            continue
         here = [name for name, earlier in reads + constant_reads if earlier == ref]
         if here:  # read first by this very call (``w * w``): the same object
             tests.append(f"{subject} is not {here[0]}")

@@ -126,7 +126,10 @@ class GradientTape:
         A watched integer or boolean value is not tracked (it cannot carry a gradient): a
         UserWarning says so, and its gradient is None.
         """
-        self._replay = None  # a new leaf: no trace expects it (`replay`)
+        # a new leaf: only a trace of a step that watched alike before its first recorded call
+        # (`replay.select` checks) expects it
+        choosing = self._replay is replay.select and not self._recording.nodes
+        self._replay = None
         if self._recording is _RELEASED:  # a used non-persistent tape: watched, to no end
             self._recording = lowering.Recording()
         for item in _flatten(tensor_or_structure, "watch", "tensor"):
@@ -146,6 +149,8 @@ class GradientTape:
             self._recording.watch(item)
             if isinstance(item, Variable):
                 self._variables.setdefault(item, item)
+        if choosing:
+            self._replay = replay.select
 
     @property
     def __wrapped_transform__(self):

@@ -217,20 +217,26 @@ def test_a_different_literal_or_source_list_is_not_taken_for_the_traced_one():
         np.testing.assert_allclose(gv.numpy(), 2 * p * w.numpy())
 
 
-def test_watching_an_input_every_step_is_recorded_the_usual_way():
+def test_watching_an_input_every_step_replays_alike_watches_only():
     x0, t, l1, l2 = _model()
-    for _ in range(4):
-        x = sg.constant(x0)
+    rng = np.random.default_rng(2)
+    replayed = []
+    for step in range(7):
+        x = sg.constant(x0 + 0.1 * rng.normal(size=x0.shape) if step % 2 else x0)
         with sg.GradientTape() as tape:
-            tape.watch(x)
+            tape.watch(x)  # a new Tensor every step
+            if step == 5:
+                tape.watch(sg.constant(1.0))  # two watched Tensors: not the trace's step
             loss = np.mean((l2(l1(x)) - t) ** 2)
+        replayed.append(_replayed(tape))
         (gx,) = tape.gradient(loss, [x])
-        assert tape._trace is None
+        x0_step = x.numpy()
 
         def f(xv):
             return np.mean((l2(l1(xv)).numpy() - t) ** 2)
 
-        np.testing.assert_allclose(gx.numpy(), numerical_gradient(f, [x0], 0), atol=1e-7)
+        np.testing.assert_allclose(gx.numpy(), numerical_gradient(f, [x0_step], 0), atol=1e-7)
+    assert replayed == [False, False, True, True, True, False, True]
 
 
 def test_second_derivatives_through_a_replaying_inner_tape():
@@ -553,3 +559,28 @@ def test_a_constant_read_twice_or_replaced_by_a_recorded_value_is_checked():
             np.testing.assert_allclose(g.numpy(), 2.0 * w.numpy() * c * c)
         else:  # y = sum(w c c), x read twice
             np.testing.assert_allclose(g.numpy(), c * c)
+
+
+def test_a_watched_input_is_checked_as_the_watched_one():
+    w = sg.Variable(np.array([0.5, -1.0]))
+    for step in range(5):
+        x = sg.constant([1.0, 2.0])
+        other = sg.constant([3.0, -2.0])  # not watched
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            y = np.sum(np.sin((other if step == 4 else x) * w))
+        replayed = _replayed(tape)
+        gx, gw = tape.gradient(y, [x, w])
+        used = other if step == 4 else x
+        np.testing.assert_allclose(gw.numpy(), np.cos(used.numpy() * w.numpy()) * used.numpy())
+        if step == 4:  # the product read an unwatched Tensor where the trace had the watched one
+            assert gx is None and not replayed
+        else:
+            np.testing.assert_allclose(gx.numpy(), np.cos(x.numpy() * w.numpy()) * w.numpy())
+    with sg.GradientTape() as tape:  # a watched input of another shape: not the trace's step
+        x = sg.constant([1.0, 2.0, 3.0])
+        tape.watch(x)
+        y = np.sum(np.sin(x * 2.0))
+    assert not _replayed(tape)
+    (gx,) = tape.gradient(y, [x])
+    np.testing.assert_allclose(gx.numpy(), 2.0 * np.cos(2.0 * x.numpy()))
