@@ -271,7 +271,8 @@ def _check(
             continue
         leaf = -1 - ref
         if leaf < watched:  # a Tensor watched before the first call: the tape tracks it so
-            tests.append(f"recording.tracked.get({subject}) != {ref}")
+            tests.append(f"(w{k} := {subject}).__class__ is not Tensor")  # (hashable)
+            tests.append(f"recording.tracked.get(w{k}) != {ref}")
             continue
         here = [name for name, earlier in reads + constant_reads if earlier == ref]
         if here:  # read first by this very call (``w * w``): the same object
@@ -280,10 +281,13 @@ def _check(
         value = leaf_values[leaf]  # (the value read then: a Variable may be assigned since)
         if leaf_objects[ref].__class__ is not Variable:  # a constant Tensor: any, like it
             if ref in read:  # read by an earlier call: the same one
-                tests.append(f"recording.constants.get({subject}) != {ref}")
+                tests.append(f"(w{k} := {subject}).__class__ is not Tensor")  # (hashable)
+                tests.append(f"recording.constants.get(w{k}) != {ref}")
                 continue
             tests.append(f"(v{k} := {subject}).__class__ is not Tensor")
             tests.append(f"v{k} in recording.tracked or v{k} in recording.constants")
+            for other, _ in constant_reads:  # another new constant of this call: another one
+                tests.append(f"v{k} is {other}")
             namespace[f"C{leaf}"] = value.__class__
             tests.append(f"(a{k} := v{k}._value).__class__ is not C{leaf}")
             if value.__class__ is np.ndarray:

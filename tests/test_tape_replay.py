@@ -584,3 +584,43 @@ def test_a_watched_input_is_checked_as_the_watched_one():
     assert not _replayed(tape)
     (gx,) = tape.gradient(y, [x])
     np.testing.assert_allclose(gx.numpy(), 2.0 * np.cos(2.0 * x.numpy()))
+
+
+def test_an_array_where_a_watched_or_constant_tensor_was_does_not_raise_in_a_check():
+    # Found in review: the checks looked such an argument up in a dict (unhashable ndarray)
+    cond = np.array([True, False, True])
+    w = sg.Variable(np.array([1.5, -2.0, 0.5]))  # (none at a bound of the clip)
+    for i in range(5):
+        x = sg.constant(np.arange(3.0) + i)
+        c = sg.constant(np.ones(3))
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+            if i == 4:  # an untracked call, same primitive and layout as the traced ones
+                np.where(cond, np.zeros(3), c)
+                np.clip(w * c, np.zeros(3), 5.0)
+            y = np.where(cond, x, c)
+            z = np.clip(w * c, c, 5.0)
+            loss = np.sum(y * y) + np.sum(z)
+        gx, gw = tape.gradient(loss, [x, w])
+        np.testing.assert_allclose(gx.numpy(), np.where(cond, 2.0 * x.numpy(), 0.0))
+        inside = (w.numpy() > 1.0) & (w.numpy() < 5.0)
+        np.testing.assert_allclose(gw.numpy(), np.where(inside, 1.0, 0.0))
+
+
+def test_one_constant_where_the_trace_had_two_is_one_leaf():
+    # Found in review: both new-constant checks passed, two leaves for one object (KeyError later)
+    w = sg.Variable(np.array([1.0, 2.0, 3.0]))
+    for i in range(4):
+        a, b = sg.constant(np.full(3, 1.0 + i)), sg.constant(np.full(3, 2.0 + i))
+        if i == 3:
+            b = a
+        with sg.GradientTape(persistent=True) as tape:
+            loss = np.sum(np.stack([w, a, b]) ** 2)
+        if i < 3:
+            tape.gradient(loss, [w])
+            continue
+        assert tape._recording.nodes[0][5] == (-1, -2, -2)  # as `_record` makes it
+        np.testing.assert_allclose(tape.jacobian(loss, w).numpy(), 2.0 * w.numpy())
+        tape.watch(a)
+        (ga,) = tape.gradient(loss, [a])
+        np.testing.assert_allclose(ga.numpy(), 4.0 * a.numpy())
