@@ -51,7 +51,7 @@ def _operator(fn):
             args = (self, other)
             if inputs is None:
                 inputs = args
-            for tape in recording:  # a replaying tape's check first (`_record` checks too)
+            for tape in recording:  # `offer`, inline
                 check = tape._replay
                 if check is None:
                     tape._record(fn, args, None, inputs, result)
