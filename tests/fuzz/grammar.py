@@ -1,0 +1,275 @@
+"""Random programs over the whole language of API.md, in combination.
+
+`generate(seed)` draws a `Program`: globals, helper functions (defaults, keyword-only
+parameters, recursion, a callee that appends to the list it is given, a callee returning a
+tuple) and ``f`` (sometimes a closure made by a factory). Its body mixes assignments, chained
+and augmented assignment (every operator; bitwise ones on masks and integers), nested tuple
+unpacking, ``if``/``elif``/``else`` and one-line compound statements, conditional expressions
+on loop-carried values, ``for`` over ``range``/``reversed``/arrays/lists/``enumerate``/``zip``,
+``while`` with a counter and a value condition, ``break``/``continue``, returns inside loops,
+lists/dicts/tuples whose slots are written and read inside loops (``append``/``pop``, negative
+indices, ``h[i], c[i] = cell(...)``), writes into local arrays (``y[i] =``, ``y[mask] =``,
+``y[1:3] +=``), comprehensions, globals and comments at column 0.
+
+Values are Python floats ("S") and 3-vectors ("V") built from well-conditioned operations, so
+that derivatives stay moderate; every kink goes through the recorder in the check twin.
+Static knowledge (kinds, list lengths, index bounds) keeps every program valid Python that
+runs without error: the fuzzer tests the compiler, not the grammar.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from .program import Function, Text, fmt, kink
+
+LITERALS = ("0.5", "1.5", "0.25", "2.0", "0.75", "1e-1", "3.")
+GLOBALS = [
+    "G0 = 0.7",
+    "G1 = -0.4",
+    "GV = np.array([0.5, -1.0, 0.25])",
+    "GL = [0.3, -0.2]",
+]
+# names that collide with what the compiler invents, drawn now and then
+TRICKY = ("dx", "_t1", "tx", "_batch", "dv", "_stack", "unbroadcast", "d_t1", "ans", "g")
+S_UNARY = ("np.sin({})", "np.cos({})", "np.tanh({})", "math.sin({})", "np.sqrt(1.0 + {0} * {0})")
+V_UNARY = (
+    "np.sin({})",
+    "np.cos({})",
+    "np.tanh({})",
+    "np.sqrt(1.0 + {0} * {0})",
+    "np.exp(-{0} * {0})",
+)
+
+
+@dataclasses.dataclass
+class Var:
+    kind: str  # S float, V 3-vector, I int, M bool 3-vector, LS/LV list, D dict, T tuple
+    mutable: bool = False  # a V whose memory is its own: slot writes and += allowed
+    bound: int = 0  # I: the largest value it takes
+    length: int = 0  # lists: the length known to hold (the minimum)
+    exact: bool = True  # lists: `length` is the exact length
+    items: tuple = ()  # D: keys; T: kinds of the items
+
+
+@dataclasses.dataclass
+class Loop:
+    trips: int | None  # None when data-dependent
+    exits: bool  # break/continue allowed
+    grows: bool  # append allowed
+    iterated: frozenset = frozenset()
+    is_while: bool = False
+
+
+class Generator:
+    def __init__(self, seed: int, size: int = 6):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.size = size
+        self.counter = 0
+        self.helpers: list[Function] = []
+        self.helper_sigs: list[tuple] = []  # (name, kind, signature kind)
+
+    # ---- small utilities -------------------------------------------------------------------
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def choice(self, seq):
+        return self.rng.choice(list(seq))
+
+    def fresh(self, scope: dict, stem: str) -> str:
+        if self.chance(0.08):
+            name = self.choice(TRICKY)
+            if name not in scope:
+                return name
+        self.counter += 1
+        return f"{stem}{self.counter}"
+
+    def of_kind(self, scope: dict, kind: str, mutable: bool | None = None) -> list[str]:
+        return [
+            n
+            for n, v in scope.items()
+            if v.kind == kind and (mutable is None or v.mutable == mutable)
+        ]
+
+    # ---- expressions -----------------------------------------------------------------------
+
+    def lit(self) -> Text:
+        return Text.plain(self.choice(LITERALS))
+
+    def index(self, scope: dict, size: int) -> str:
+        """An index valid for a sequence of length `size`."""
+        ints = [n for n in self.of_kind(scope, "I") if scope[n].bound < size]
+        if ints and self.chance(0.5):
+            name = self.choice(ints)
+            return f"-1 - {name}" if self.chance(0.2) else name
+        return str(self.rng.randrange(-size, size))
+
+    def scalar_leaf(self, scope: dict) -> Text:
+        options = [lambda: self.lit(), lambda: Text.plain(self.choice(("G0", "G1", "GL[0]")))]
+        names = self.of_kind(scope, "S")
+        if names:
+            options += [lambda: Text.plain(self.choice(names))] * 4
+        vectors = [*self.of_kind(scope, "V"), "GV"]
+        options.append(lambda: Text.plain(f"{self.choice(vectors)}[{self.index(scope, 3)}]"))
+        lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
+        if lists:
+            options.append(lambda: self.list_read(scope, self.choice(lists)))
+        dicts = self.of_kind(scope, "D")
+        if dicts:
+            d = self.choice(dicts)
+            options.append(lambda: Text.plain(f'{d}["{self.choice(scope[d].items)}"]'))
+        tuples = [n for n in self.of_kind(scope, "T") if "S" in scope[n].items]
+        if tuples:
+            t = self.choice(tuples)
+            k = self.choice([i for i, kind in enumerate(scope[t].items) if kind == "S"])
+            options.append(lambda: Text.plain(f"{t}[{k}]"))
+        if "k" in scope and scope["k"].kind == "CLOSURE":
+            options.append(lambda: Text.plain("k"))
+        return self.choice(options)()
+
+    def list_read(self, scope: dict, name: str) -> Text:
+        return Text.plain(f"{name}[{self.index(scope, scope[name].length)}]")
+
+    def vector_leaf(self, scope: dict) -> Text:
+        names = self.of_kind(scope, "V")
+        options = [lambda: Text.plain("GV")]
+        if names:
+            options += [lambda: Text.plain(self.choice(names))] * 4
+        lists = [n for n in self.of_kind(scope, "LV") if scope[n].length > 0]
+        if lists:
+            options.append(lambda: self.list_read(scope, self.choice(lists)))
+        return self.choice(options)()
+
+    def scalar(self, scope: dict, depth: int = 0) -> Text:
+        if depth >= 2 or self.chance(0.25):
+            return self.scalar_leaf(scope)
+        a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
+        v = lambda: self.vector(scope, depth + 1)  # noqa: E731
+        options = [
+            lambda: fmt("{} + {}", a(), a()),
+            lambda: fmt("{} - {}", a(), a()),
+            lambda: fmt("{} * {}", self.lit(), a()),
+            lambda: fmt("({}) * ({})", a(), a()),
+            lambda: fmt("({}) / (1.0 + ({}) ** 2)", a(), a()),
+            lambda: fmt(self.choice(S_UNARY), a()),
+            lambda: fmt("np.sum({})", v()),
+            lambda: fmt("np.mean({})", v()),
+            lambda: fmt("np.dot({}, {})", v(), v()),
+            lambda: fmt("({}) @ ({})", v(), v()),
+            lambda: fmt("({}) ** 2", a()),
+            lambda: kink("abs({})", "_abs({})", a()),
+            lambda: kink("max({}, {})", "_max({}, {})", a(), a()),
+            lambda: kink("np.max({})", "_rmax({})", v()),
+            lambda: fmt("({} if {} else {})", a(), self.condition(scope), a()),
+            lambda: fmt("np.sum({} * {})", v(), v()),
+            lambda: fmt("np.sum(({})[1:] * ({})[:-1])", v(), v()),
+            lambda: kink("({}) % 2.0", "_mod({}, 2.0)", a()),
+        ]
+        lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
+        if lists:  # NumPy reductions of a Python list
+            options.append(
+                lambda: fmt(
+                    f"np.{self.choice(('sum', 'mean', 'var', 'prod'))}({self.choice(lists)})"
+                )
+            )
+        if self.helper_sigs:
+            options.append(lambda: self.helper_call(scope, "S", depth))
+        return self.choice(options)()
+
+    def vector(self, scope: dict, depth: int = 0) -> Text:
+        if depth >= 2 or self.chance(0.25):
+            return self.vector_leaf(scope)
+        a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
+        v = lambda: self.vector(scope, depth + 1)  # noqa: E731
+        options = [
+            lambda: fmt("{} + {}", v(), v()),
+            lambda: fmt("{} - {}", v(), a()),
+            lambda: fmt("{} * {}", self.lit(), v()),
+            lambda: fmt("({}) * ({})", v(), a()),
+            lambda: fmt("({}) * ({})", v(), v()),
+            lambda: fmt(self.choice(V_UNARY), v()),
+            lambda: fmt("({})[::-1]", v()),
+            lambda: fmt("np.cumsum({}) * 0.5", v()),
+            lambda: fmt("np.array([{}, {}, {}])", a(), a(), a()),
+            lambda: kink("np.abs({})", "_npabs({})", v()),
+            lambda: kink("np.maximum({}, {})", "_maximum({}, {})", v(), a()),
+            lambda: kink(
+                "np.where({} > {}, {}, {})", "np.where(_gt({}, {}), {}, {})", v(), a(), v(), v()
+            ),
+            lambda: fmt("np.concatenate([({})[:1], ({})[1:] * 0.5])", v(), v()),
+            lambda: fmt("({}) / (1.0 + ({}) ** 2)", v(), v()),
+        ]
+        masks = self.of_kind(scope, "M")
+        if masks:
+            options.append(lambda: fmt("np.where({}, {}, {})", self.choice(masks), v(), a()))
+        stackable = [n for n in self.of_kind(scope, "LV") if scope[n].length > 0]
+        if stackable:  # a list of vectors stacked, in either order
+            options.append(
+                lambda: Text.plain(f"np.sum(np.stack({self.choice(stackable)}), axis=0)")
+            )
+            options.append(
+                lambda: Text.plain(f"np.mean(np.array({self.choice(stackable)}[::-1]), axis=0)")
+            )
+        triples = [n for n in self.of_kind(scope, "LS") if scope[n].length == 3 and scope[n].exact]
+        if triples:
+            options.append(lambda: Text.plain(f"np.array({self.choice(triples)})"))
+        if self.helper_sigs:
+            options.append(lambda: self.helper_call(scope, "V", depth))
+        return self.choice(options)()
+
+    def value(self, scope: dict, kind: str, depth: int = 0) -> Text:
+        return self.scalar(scope, depth) if kind == "S" else self.vector(scope, depth)
+
+    def fresh_value(self, scope: dict, kind: str) -> Text:
+        """A value that shares memory with nothing (what a mutable array starts from)."""
+        if kind == "S":
+            return self.scalar(scope)
+        return self.choice(
+            [
+                lambda: fmt("({}) * 1.0", self.vector(scope, 1)),
+                lambda: fmt("np.copy({})", self.vector_leaf(scope)),
+                lambda: fmt("({}).copy()", self.vector_leaf(scope)),
+                lambda: Text.plain("np.zeros(3)"),
+                lambda: fmt("np.sin({})", self.vector(scope, 1)),
+            ]
+        )()
+
+    def condition(self, scope: dict) -> Text:
+        ints = self.of_kind(scope, "I")
+        options = [
+            lambda: kink("{} > {}", "_gt({}, {})", self.scalar(scope, 1), self.scalar(scope, 2)),
+            lambda: kink("{} < {}", "_lt({}, {})", self.scalar(scope, 1), self.lit()),
+        ]
+        if ints:
+            i = self.choice(ints)
+            options += [
+                lambda: Text.plain(f"{i} % 2 == 0"),
+                lambda: Text.plain(f"{i} == {self.rng.randrange(0, scope[i].bound + 1)}"),
+            ]
+        cond = self.choice(options)()
+        if self.chance(0.15):
+            joiner = self.choice((" and ", " or "))
+            other = self.choice(options)()
+            cond = fmt("{}" + joiner + "{}", cond, other)
+        return cond
+
+    def mask(self, scope: dict) -> Text:
+        return kink("{} > {}", "_gt({}, {})", self.vector(scope, 1), self.scalar(scope, 2))
+
+    def helper_call(self, scope: dict, kind: str, depth: int) -> Text:
+        fitting = [s for s in self.helper_sigs if s[1] == kind]
+        if not fitting:
+            return self.value(scope, kind, 2)
+        name, _, params = self.choice(fitting)
+        if name.startswith("rec"):
+            return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
+        args = [self.value(scope, p, 2) for p in params]
+        text = fmt(f"{name}(" + ", ".join(["{}"] * len(args)), *args)
+        if self.chance(0.4):
+            text = fmt("{}, b={}", text, self.scalar(scope, 2))
+        if self.chance(0.4):
+            text = fmt("{}, c={}", text, self.lit())
+        return text.map("{})")

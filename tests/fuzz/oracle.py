@@ -1,0 +1,398 @@
+"""The fuzzer's judge: one program checked in every mode against finite differences.
+
+`check(program, directory)` writes the program to a module file (s2sgrad reads source), draws
+inputs away from every kink the check twin reports, computes the Jacobian of every parameter
+and the Hessian of the summed output by central differences, then asks s2sgrad for each mode
+in `MODES` and compares. Besides the numbers it checks that no transform changed its inputs or
+the module's globals, that no result is (or shares memory with) an input or a global, and that
+``value_and_grad``'s value is the function's. Every failure is a `Failure` whose `signature`
+(mode, kind, exception and where it was raised) is what the reducer keeps constant.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import importlib.util
+import itertools
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+import s2sgrad as sg
+
+from . import recorder
+from .program import Program
+
+MODES = (
+    "grad",
+    "value_and_grad",
+    "vjp",
+    "jvp",
+    "jacobian_reverse",
+    "jacobian_forward",
+    "hessian",
+    "hvp",
+    "grad_of_grad",
+    "grad_unoptimized",
+    "grad_simplified",
+)
+_modules = itertools.count()
+_COMPILER = tuple(
+    str(Path(importlib.import_module(name).__file__).resolve().parent) + os.sep
+    for name in ("s2sgrad", "s2sgrad.transforms", "s2sgrad.runtime")
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    mode: str
+    kind: str  # wrong, crash, rejected, mutated, aliased, value, hang, invalid
+    detail: str
+    where: str = ""
+
+    @property
+    def signature(self) -> tuple:
+        return (self.mode, self.kind, self.detail.split(":")[0], self.where)
+
+    def __str__(self) -> str:
+        where = f" at {self.where}" if self.where else ""
+        return f"{self.mode}: {self.kind}{where}: {self.detail}"
+
+
+@dataclasses.dataclass
+class Outcome:
+    status: str  # ok, skipped, failed
+    failures: list = dataclasses.field(default_factory=list)
+    modes: tuple = ()
+
+
+class Mismatch(Exception):
+    """A check that found a wrong number (or a changed input, an aliased result...)."""
+
+    def __init__(self, kind: str, detail: str):
+        super().__init__(detail)
+        self.kind = kind
+
+
+def load(source: str, directory: Path):
+    name = f"fuzz_program_{os.getpid()}_{next(_modules)}"
+    path = directory / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _arguments(program: Program, rng) -> tuple:
+    return tuple(
+        float(rng.uniform(-1.2, 1.2)) if kind == "S" else rng.uniform(-1.2, 1.2, 3)
+        for _, kind in program.params
+    )
+
+
+def _point(program: Program, f, rng):
+    """Arguments where the program is smooth and moderate, or None."""
+    namespace = dict(recorder.NAMESPACE)
+    exec(compile(program.render(check=True), "<check twin>", "exec"), namespace)
+    for _ in range(6):
+        args = _arguments(program, rng)
+        recorder.reset()
+        with np.errstate(all="ignore"):
+            out = namespace["f"](*copy.deepcopy(args))
+        if recorder.margin() < 0.03 or not np.all(np.isfinite(out)) or np.max(np.abs(out)) > 1e4:
+            continue
+        return args
+    return None
+
+
+def _replace(args: tuple, index: int, value) -> tuple:
+    args = list(args)
+    args[index] = value if np.ndim(value) else float(value)
+    return tuple(args)
+
+
+def jacobians(f, args: tuple, eps: float = 1e-6) -> list:
+    """d out / d args[i] for every i, by central differences: shape out.shape + arg.shape."""
+    out_shape = np.shape(f(*copy.deepcopy(args)))
+    result = []
+    for i, arg in enumerate(args):
+        base = np.array(arg, dtype=float)
+        jac = np.zeros(out_shape + base.shape)
+        for k in np.ndindex(base.shape):
+            step = np.zeros_like(base)
+            step[k] = eps
+            hi = np.asarray(f(*_replace(copy.deepcopy(args), i, base + step)), dtype=float)
+            lo = np.asarray(f(*_replace(copy.deepcopy(args), i, base - step)), dtype=float)
+            jac[(Ellipsis, *k)] = (hi - lo) / (2 * eps)
+        result.append(jac)
+    return result
+
+
+def hessian(f, args: tuple, index: int, h: float = 1e-4) -> np.ndarray:
+    """The Hessian of sum(f) in args[index], by second central differences."""
+    base = np.array(args[index], dtype=float)
+    n = base.size
+    total = lambda x: float(np.sum(f(*_replace(copy.deepcopy(args), index, x.reshape(base.shape)))))  # noqa: E731
+    flat = base.ravel()
+    H = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            ei, ej = np.eye(n)[i] * h, np.eye(n)[j] * h
+            H[i, j] = H[j, i] = (
+                total(flat + ei + ej)
+                - total(flat + ei - ej)
+                - total(flat - ei + ej)
+                + total(flat - ei - ej)
+            ) / (4 * h * h)
+    return H.reshape(base.shape + base.shape)
+
+
+@dataclasses.dataclass
+class Reference:
+    """What finite differences say, and what the checks need besides."""
+
+    args: tuple
+    value: object
+    jac: list  # per argument: out.shape + arg.shape
+    noise: float
+    wrt: int  # the argument the single-argument modes differentiate
+    hess: np.ndarray | None
+    protected: list  # arrays no result may be or share memory with
+    pristine: tuple  # (args, globals) copies to compare against afterwards
+    module: object
+
+    def gradient(self, i: int) -> np.ndarray:
+        j = self.jac[i]
+        return j.reshape((-1, *np.shape(self.args[i]))).sum(axis=0)
+
+    def tolerance(self, want) -> float:
+        return 1e-5 * max(1.0, float(np.max(np.abs(want), initial=0.0))) + 10 * self.noise
+
+
+def _same(got, want, tol: float, what: str) -> None:
+    if np.shape(got) != np.shape(want):
+        raise Mismatch("wrong", f"{what}: shape {np.shape(got)}, expected {np.shape(want)}")
+    got = np.asarray(got, dtype=float)
+    error = float(np.max(np.abs(got - want), initial=0.0)) if got.size else 0.0
+    if not error <= tol:
+        raise Mismatch(
+            "wrong",
+            f"{what}: off by {error:.3g} (tol {tol:.2g})\n got {got!r}\n"
+            f" expected {np.asarray(want)!r}",
+        )
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def _after(ref: Reference, result) -> None:
+    """Inputs and globals unchanged; no result aliases an input or a global."""
+    args, globals_ = ref.pristine
+    for i, (now, before) in enumerate(zip(ref.args, args, strict=True)):
+        if not np.array_equal(now, before):
+            raise Mismatch("mutated", f"argument {i} changed: {before!r} -> {now!r}")
+    for name, before in globals_.items():
+        now = getattr(ref.module, name)
+        if type(now) is not type(before) or not np.array_equal(np.asarray(now), np.asarray(before)):
+            raise Mismatch("mutated", f"global {name} changed: {before!r} -> {now!r}")
+    for leaf in _leaves(result):
+        if isinstance(leaf, np.ndarray):
+            for array in ref.protected:
+                if leaf is array or np.shares_memory(leaf, array):
+                    raise Mismatch("aliased", "a result shares memory with an input or global")
+
+
+def _mode_grad(f, ref, rng, **options):
+    wrt = tuple(range(len(ref.args)))
+    grads = sg.grad(f, wrt=wrt, **options)(*ref.args)
+    for i, got in enumerate(grads):
+        want = ref.gradient(i)
+        _same(got, want, ref.tolerance(want), f"gradient {i}")
+    return grads
+
+
+def _mode_value_and_grad(f, ref, rng):
+    value, got = sg.value_and_grad(f, wrt=ref.wrt)(*ref.args)
+    _same(value, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
+    want = ref.gradient(ref.wrt)
+    _same(got, want, ref.tolerance(want), f"gradient {ref.wrt}")
+    return value, got
+
+
+def _mode_vjp(f, ref, rng):
+    out, pullback = sg.vjp(f, *ref.args)
+    _same(out, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
+    cotangent = rng.normal(size=np.shape(ref.value))
+    cotangent = float(cotangent) if not np.shape(ref.value) else cotangent
+    grads = pullback(cotangent)
+    for i, got in enumerate(grads):
+        want = np.tensordot(cotangent, ref.jac[i], axes=np.ndim(ref.value))
+        _same(got, want, ref.tolerance(want) * 3, f"vjp {i}")
+    return out, grads
+
+
+def _mode_jvp(f, ref, rng):
+    tangents = tuple(
+        float(rng.normal()) if not np.shape(a) else rng.normal(size=np.shape(a)) for a in ref.args
+    )
+    out, tangent = sg.jvp(f, ref.args, tangents)
+    _same(out, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
+    want = sum(np.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(ref.jac, tangents, strict=True))
+    _same(tangent, want, ref.tolerance(want) * 3, "tangent")
+    return out, tangent
+
+
+def _mode_jacobian(mode):
+    def run(f, ref, rng):
+        got = sg.jacobian(f, wrt=ref.wrt, mode=mode)(*ref.args)
+        want = ref.jac[ref.wrt]
+        _same(got, want, ref.tolerance(want), f"jacobian ({mode}) in argument {ref.wrt}")
+        return got
+
+    return run
+
+
+def _hess_tol(ref) -> float:
+    return 3e-4 * max(1.0, float(np.max(np.abs(ref.hess))), float(np.max(np.abs(ref.value))))
+
+
+def _mode_hessian(f, ref, rng):
+    got = sg.hessian(f, wrt=ref.wrt)(*ref.args)
+    _same(got, ref.hess, _hess_tol(ref), f"hessian in argument {ref.wrt}")
+    return got
+
+
+def _mode_hvp(f, ref, rng):
+    shape = np.shape(ref.args[ref.wrt])
+    vector = float(rng.normal()) if not shape else rng.normal(size=shape)
+    got = sg.hvp(f, wrt=ref.wrt)(*ref.args, vector)
+    want = np.tensordot(ref.hess, vector, axes=len(shape))
+    _same(got, want, _hess_tol(ref) * 3, f"hvp in argument {ref.wrt}")
+    return got
+
+
+def _mode_grad_of_grad(f, ref, rng):
+    shape = np.shape(ref.args[ref.wrt])
+    got = sg.grad(sg.grad(f, wrt=ref.wrt), wrt=ref.wrt)(*ref.args)
+    want = ref.hess.reshape((-1, *shape)).sum(axis=0)
+    _same(got, want, _hess_tol(ref) * 3, f"grad of grad in argument {ref.wrt}")
+    return got
+
+
+RUNNERS = {
+    "grad": _mode_grad,
+    "value_and_grad": _mode_value_and_grad,
+    "vjp": _mode_vjp,
+    "jvp": _mode_jvp,
+    "jacobian_reverse": _mode_jacobian("reverse"),
+    "jacobian_forward": _mode_jacobian("forward"),
+    "hessian": _mode_hessian,
+    "hvp": _mode_hvp,
+    "grad_of_grad": _mode_grad_of_grad,
+    "grad_unoptimized": lambda f, ref, rng: _mode_grad(f, ref, rng, optimize=False),
+    "grad_simplified": lambda f, ref, rng: _mode_grad(f, ref, rng, simplify=True),
+}
+
+
+def _where(error: BaseException) -> str:
+    """The innermost frame in the compiler or in generated code: 'module:function'."""
+    found = ""
+    for frame in traceback.extract_tb(error.__traceback__):
+        name = frame.filename
+        if name.startswith("<s2sgrad"):
+            found = "generated:" + frame.name
+        elif name.startswith(_COMPILER):
+            found = f"{Path(name).stem}:{frame.name}"
+    return found
+
+
+def _run(mode: str, f, ref: Reference, rng) -> Failure | None:
+    try:
+        with np.errstate(all="ignore"):
+            result = RUNNERS[mode](f, ref, rng)
+        _after(ref, result)
+    except Mismatch as mismatch:
+        return Failure(mode, mismatch.kind, str(mismatch))
+    except (sg.TransformError, LookupError) as error:
+        if type(error) in (sg.TransformError, LookupError):  # not KeyError, IndexError
+            return Failure(mode, "rejected", f"{type(error).__name__}: {str(error)[:300]}")
+        return _crash(mode, error)
+    except Exception as error:
+        return _crash(mode, error)
+    return None
+
+
+def _crash(mode: str, error: BaseException) -> Failure:
+    text = "".join(traceback.format_exception(error)[-6:])
+    return Failure(
+        mode, "crash", f"{type(error).__name__}: {str(error)[:200]}\n{text}", _where(error)
+    )
+
+
+def modes_for(program: Program, seed: int) -> tuple:
+    """The modes a program is checked in: all, but sympy simplification on a share only."""
+    modes = [m for m in MODES if m != "grad_simplified" or seed % 7 == 0]
+    if program.out_kind != "S":
+        modes.remove("hessian")
+        modes.remove("hvp")
+    return tuple(modes)
+
+
+def check(program: Program, directory: Path, modes: tuple | None = None) -> Outcome:
+    """Check `program` in `modes` (default: `modes_for`)."""
+    rng = np.random.default_rng(program.seed)
+    source = program.render()
+    try:
+        module = load(source, directory)
+        f = module.f
+        args = _point(program, f, rng)
+    except Exception as error:
+        return Outcome("failed", [Failure("program", "invalid", repr(error))])
+    if args is None:
+        return Outcome("skipped")
+    modes = modes_for(program, program.seed) if modes is None else modes
+    ref = reference(program, module, f, args, rng)
+    if ref is None:
+        return Outcome("skipped")
+    failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
+    return Outcome("failed" if failures else "ok", failures, modes)
+
+
+def reference(program: Program, module, f, args: tuple, rng) -> Reference | None:
+    with np.errstate(all="ignore"):
+        value = f(*copy.deepcopy(args))
+        jac = jacobians(f, args)
+        noise = max(
+            float(np.max(np.abs(a - b), initial=0.0))
+            for a, b in zip(jac, jacobians(f, args, eps=2e-6), strict=True)
+        )
+        wrt = int(rng.integers(len(args)))
+        hess = hessian(f, args, wrt)
+    if max(float(np.max(np.abs(j), initial=0.0)) for j in jac) > 1e4 or not np.all(
+        np.isfinite(hess)
+    ):
+        return None
+    globals_ = {
+        name: copy.deepcopy(value)
+        for name, value in vars(module).items()
+        if isinstance(value, (float, list, np.ndarray))
+    }
+    protected = [a for a in args if isinstance(a, np.ndarray)]
+    protected += [v for v in vars(module).values() if isinstance(v, np.ndarray)]
+    pristine = (copy.deepcopy(args), globals_)
+    return Reference(args, value, jac, noise, wrt, hess, protected, pristine, module)

@@ -1,0 +1,559 @@
+"""Statements, blocks and whole programs for the fuzzer (expressions are in grammar.py)."""
+
+from __future__ import annotations
+
+import copy
+
+from .grammar import GLOBALS, Generator, Loop, Var
+from .program import Block, Comment, Function, Program, Simple, Text, fmt, kink
+
+PARAMS = (("x", "S"), ("v", "V"), ("y", "S"), ("w", "V"))
+
+
+class ProgramGenerator(Generator):
+    """Draws statements with static knowledge of every local's kind and every list's length."""
+
+    # ---- blocks and scopes -----------------------------------------------------------------
+
+    def block(self, scope: dict, depth: int, loop: Loop | None, count: int) -> list:
+        body: list = []
+        for _ in range(count):
+            body += self.statement(scope, depth, loop)
+            if self.chance(0.06):
+                body.append(Comment(f"# note {self.counter}"))
+        return body
+
+    def inner(self, scope: dict) -> dict:
+        return {name: copy.copy(var) for name, var in scope.items()}
+
+    def merge(self, scope: dict, *branches: dict, trips: int | None = 1) -> None:
+        """Update `scope` after blocks ran: new names are dropped, lists keep the length
+        every branch guarantees (times `trips` for a loop body that appended)."""
+        for name, var in scope.items():
+            if var.kind not in ("LS", "LV"):
+                continue
+            lengths = [b[name].length for b in branches]
+            exact = all(b[name].exact for b in branches) and len(set(lengths)) == 1
+            grown = min(lengths) - var.length
+            if trips is None:
+                var.length += min(grown, 0)
+                var.exact = exact and grown == 0 and var.exact
+            else:
+                var.length += grown * trips if grown > 0 else grown
+                var.exact = exact and var.exact
+
+    # ---- statements ------------------------------------------------------------------------
+
+    def statement(self, scope: dict, depth: int, loop: Loop | None) -> list:
+        kinds = [
+            ("assign", 6),
+            ("reassign", 6),
+            ("aug", 4),
+            ("chain", 1),
+            ("unpack", 2),
+            ("list", 2),
+            ("list_write", 4),
+            ("dict", 1),
+            ("dict_write", 2),
+            ("tuple", 1),
+            ("array", 2),
+            ("array_write", 4),
+            ("mask", 1),
+            ("comprehension", 1),
+            ("call_stmt", 1),
+            ("int", 1),
+            ("assert", 1),
+        ]
+        if depth < 2:
+            kinds += [("if", 4), ("for", 4), ("while", 1)]
+        if depth > 0 and self.main_function:
+            kinds.append(("return", 1))
+        if loop is not None and loop.exits:
+            kinds.append(("exit", 2))
+        names = [k for k, w in kinds for _ in range(w)]
+        for _ in range(20):
+            made = getattr(self, "s_" + self.choice(names))(scope, depth, loop)
+            if made:
+                return made
+        return self.s_assign(scope, depth, loop)
+
+    def assignable(self, scope: dict) -> list[str]:
+        return [n for n, v in scope.items() if v.kind in ("S", "V") and not n.startswith("G")]
+
+    def s_assign(self, scope, depth, loop):
+        kind = self.choice("SSV")
+        name = self.fresh(scope, "s" if kind == "S" else "a")
+        mutable = kind == "V" and self.chance(0.4)
+        value = self.fresh_value(scope, kind) if mutable else self.value(scope, kind)
+        if self.chance(0.1):
+            value = fmt("{}  # trailing", value)
+        scope[name] = Var(kind, mutable=mutable)
+        return [Simple(fmt(f"{name} = {{}}", value))]
+
+    def s_reassign(self, scope, depth, loop):
+        names = self.assignable(scope)
+        if not names:
+            return None
+        name = self.choice(names)
+        var = scope[name]
+        if var.mutable:
+            return [Simple(fmt(f"{name} = {{}}", self.fresh_value(scope, "V")))]
+        if var.kind == "S" and self.chance(0.3):
+            cond = self.condition(scope)
+            return [
+                Simple(
+                    fmt(
+                        f"{name} = {{}} if {{}} else {{}}",
+                        self.scalar(scope, 1),
+                        cond,
+                        kink(f"-{name}", f"-{name}") if self.chance(0.5) else self.scalar(scope, 1),
+                    )
+                )
+            ]
+        return [Simple(fmt(f"{name} = {{}}", self.value(scope, var.kind)))]
+
+    def s_aug(self, scope, depth, loop):
+        names = [n for n in self.assignable(scope) if scope[n].kind == "S" or scope[n].mutable]
+        if not names:
+            return None
+        name = self.choice(names)
+        kind = scope[name].kind
+        op = self.choice(("+=", "-=", "*=", "/=", "**=", "%="))
+        if op == "%=":
+            return [Simple(kink(f"{name} %= 2.0", f"{name} = _mod({name}, 2.0)"))]
+        if op == "/=":
+            return [Simple(fmt(f"{name} /= 1.0 + ({{}}) ** 2", self.value(scope, kind, 1)))]
+        if op == "**=":
+            return [Simple(Text.plain(f"{name} **= 2"))] if kind == "S" else None
+        if op == "*=":
+            return [Simple(fmt(f"{name} *= np.tanh({{}})", self.value(scope, kind, 1)))]
+        return [Simple(fmt(f"{name} {op} {{}}", self.value(scope, kind)))]
+
+    def s_chain(self, scope, depth, loop):
+        kind = self.choice("SV")
+        a, b = self.fresh(scope, "c"), self.fresh(scope, "c")
+        if a == b:
+            return None
+        names = [
+            n for n in self.assignable(scope) if scope[n].kind == kind and not scope[n].mutable
+        ]
+        value = self.value(scope, kind)
+        scope[a] = Var(kind)
+        if names and self.chance(0.4):  # y = z = y * x: rebinds an existing name too
+            b = self.choice(names)
+        else:
+            scope[b] = Var(kind)
+        return [Simple(fmt(f"{a} = {b} = {{}}", value))]
+
+    def s_unpack(self, scope, depth, loop):
+        choice = self.rng.randrange(4)
+        if choice == 0:
+            a, b = self.fresh(scope, "u"), self.fresh(scope, "u")
+            text = fmt(f"{a}, {b} = {{}}, {{}}", self.scalar(scope), self.vector(scope))
+            scope[a], scope[b] = Var("S"), Var("V")
+            return [Simple(text)] if a != b else None
+        if choice == 1:
+            a, b, c = (self.fresh(scope, "u") for _ in range(3))
+            if len({a, b, c}) < 3:
+                return None
+            text = fmt(
+                f"({a}, {b}), {c} = ({{}}, {{}}), {{}}",
+                self.scalar(scope),
+                self.scalar(scope),
+                self.vector(scope),
+            )
+            scope[a], scope[b], scope[c] = Var("S"), Var("S"), Var("V")
+            return [Simple(text)]
+        if choice == 2:
+            lists = [
+                n
+                for n in self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
+                if scope[n].exact and 1 < scope[n].length <= 3
+            ]
+            if not lists:
+                return None
+            name = self.choice(lists)
+            targets = [self.fresh(scope, "u") for _ in range(scope[name].length)]
+            if len(set(targets)) < len(targets):
+                return None
+            for t in targets:
+                scope[t] = Var(scope[name].kind[1])
+            return [Simple(Text.plain(f"{', '.join(targets)} = {name}"))]
+        a, b, c = (self.fresh(scope, "u") for _ in range(3))
+        if len({a, b, c}) < 3:
+            return None
+        text = fmt(f"{a}, {b}, {c} = {{}}", self.vector(scope))
+        scope[a], scope[b], scope[c] = Var("S"), Var("S"), Var("S")
+        return [Simple(text)]
+
+    def s_list(self, scope, depth, loop):
+        kind = self.choice("SSV")
+        n = self.rng.randrange(1, 4)
+        name = self.fresh(scope, "L")
+        items = [self.value(scope, kind, 1) for _ in range(n)]
+        scope[name] = Var("L" + kind, length=n)
+        return [Simple(fmt(f"{name} = [" + ", ".join(["{}"] * n) + "]", *items))]
+
+    def s_list_write(self, scope, depth, loop):
+        lists = self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
+        if not lists:
+            return None
+        name = self.choice(lists)
+        var = scope[name]
+        kind = var.kind[1]
+        op = self.rng.randrange(5)
+        if op == 0 and var.length > 0:  # slot write, reading a slot
+            index = self.index(scope, var.length)
+            read = self.list_read(scope, name)
+            return [Simple(fmt(f"{name}[{index}] = {{}} * {{}}", read, self.value(scope, kind, 1)))]
+        if op == 1 and var.length > 0:
+            return [
+                Simple(
+                    fmt(
+                        f"{name}[{self.index(scope, var.length)}] += {{}}",
+                        self.value(scope, kind, 1),
+                    )
+                )
+            ]
+        if op == 2 and (loop is None or (loop.grows and name not in loop.iterated)):
+            text = fmt(f"{name}.append({{}})", self.value(scope, kind, 1))
+            var.length += 1
+            return [Simple(text)]
+        if op == 3 and loop is None and var.length >= 2:
+            var.length -= 1
+            if self.chance(0.5):
+                target = self.fresh(scope, "p")
+                scope[target] = Var(kind)
+                return [Simple(Text.plain(f"{target} = {name}.pop()"))]
+            return [Simple(Text.plain(f"{name}.pop()"))]
+        if op == 4 and var.length > 0 and self.cell_helper:
+            others = [
+                n
+                for n in lists
+                if n != name
+                and scope[n].kind == var.kind
+                and scope[n].length > 0
+                and var.kind == "LS"
+            ]
+            if not others:
+                return None
+            other = self.choice(others)
+            size = min(var.length, scope[other].length)
+            i = self.index(scope, size)
+            return [
+                Simple(
+                    fmt(
+                        f"{name}[{i}], {other}[{i}] = {self.cell_helper}("
+                        f"{name}[{i}], {other}[{i}], {{}})",
+                        self.scalar(scope, 1),
+                    )
+                )
+            ]
+        return None
+
+    def s_dict(self, scope, depth, loop):
+        name = self.fresh(scope, "D")
+        text = fmt(
+            f'{name} = {{{{"a": {{}}, "b": {{}}}}}}', self.scalar(scope, 1), self.scalar(scope, 1)
+        )
+        scope[name] = Var("D", items=("a", "b"))
+        return [Simple(text)]
+
+    def s_dict_write(self, scope, depth, loop):
+        dicts = self.of_kind(scope, "D")
+        if not dicts:
+            return None
+        name = self.choice(dicts)
+        key = self.choice(scope[name].items)
+        if self.chance(0.3):
+            return [Simple(fmt(f'{name}["{key}"] += {{}}', self.scalar(scope, 1)))]
+        return [Simple(fmt(f'{name}["{key}"] = {{}}', self.scalar(scope)))]
+
+    def s_tuple(self, scope, depth, loop):
+        name = self.fresh(scope, "T")
+        text = fmt(f"{name} = ({{}}, {{}})", self.scalar(scope, 1), self.vector(scope, 1))
+        scope[name] = Var("T", items=("S", "V"))
+        return [Simple(text)]
+
+    def s_array(self, scope, depth, loop):
+        name = self.fresh(scope, "y")
+        value = self.fresh_value(scope, "V")
+        scope[name] = Var("V", mutable=True)
+        return [Simple(fmt(f"{name} = {{}}", value))]
+
+    def s_array_write(self, scope, depth, loop):
+        arrays = self.of_kind(scope, "V", mutable=True)
+        if not arrays:
+            return None
+        name = self.choice(arrays)
+        masks = self.of_kind(scope, "M")
+        forms = [
+            lambda: fmt(f"{name}[{self.index(scope, 3)}] = {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[{self.index(scope, 3)}] += {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[1:3] += {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[:2] = {name}[1:] * {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[::2] *= {{}}", self.scalar(scope, 1)),
+        ]
+        if masks:
+            forms.append(lambda: fmt(f"{name}[{self.choice(masks)}] = {{}}", self.scalar(scope, 1)))
+        return [Simple(self.choice(forms)())]
+
+    def s_mask(self, scope, depth, loop):
+        masks = self.of_kind(scope, "M")
+        if masks and self.chance(0.6):
+            name = self.choice(masks)
+            op = self.choice(("&=", "|=", "^="))
+            return [Simple(fmt(f"{name} {op} {{}}", self.mask(scope)))]
+        name = self.fresh(scope, "m")
+        text = fmt(f"{name} = {{}}", self.mask(scope))
+        scope[name] = Var("M")
+        return [Simple(text)]
+
+    def s_comprehension(self, scope, depth, loop):
+        sources = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
+        sources += [*self.of_kind(scope, "V"), "GV"]
+        source = self.choice(sources)
+        item = self.fresh(scope, "e")
+        inner = self.inner(scope)
+        inner[item] = Var("S")
+        element = self.scalar(inner, 1)
+        name = self.fresh(scope, "L")
+        if source in scope and scope[source].kind == "LS":
+            length = scope[source].length
+        else:
+            length = 3
+        text = fmt(f"[{{}} for {item} in {source}]", element)
+        if self.chance(0.4):
+            target = self.fresh(scope, "s")
+            scope[target] = Var("S")
+            return [Simple(fmt(f"{target} = np.sum(np.array({{}}))", text))]
+        scope[name] = Var("LS", length=length, exact=scope.get(source, Var("V")).exact)
+        return [Simple(fmt(f"{name} = {{}}", text))]
+
+    def s_call_stmt(self, scope, depth, loop):
+        lists = [n for n in self.of_kind(scope, "LS")]
+        if not lists or not self.push_helper or (loop and not loop.grows):
+            return None
+        name = self.choice(lists)
+        if loop is not None and name in loop.iterated:
+            return None
+        text = fmt(f"{self.push_helper}({name}, {{}})", self.scalar(scope, 1))
+        scope[name].length += 1
+        return [Simple(text)]
+
+    def s_int(self, scope, depth, loop):
+        name = self.fresh(scope, "k")
+        start = self.rng.randrange(0, 3)
+        op = self.choice(
+            ("+= 1", "//= 2", "%= 3", "<<= 1", ">>= 1", "^= 1", "|= 1", "&= 2", "-= 1", "*= 2")
+        )
+        namespace = {"k": start}
+        exec(f"k {op}", namespace)
+        value = namespace["k"]
+        scope[name] = Var("I" if 0 <= value <= 2 else "IX", bound=value)
+        return [Simple(Text.plain(f"{name} = {start}")), Simple(Text.plain(f"{name} {op}"))]
+
+    def s_assert(self, scope, depth, loop):
+        return [Simple(fmt("assert np.all(np.isfinite({})), 'finite'", self.vector(scope, 1)))]
+
+    def s_exit(self, scope, depth, loop):
+        word = "break" if loop.is_while or self.chance(0.5) else "continue"
+        return [
+            Block(
+                fmt("if {}:", self.condition(scope)),
+                [Simple(Text.plain(word))],
+                inline=self.chance(0.4),
+            )
+        ]
+
+    def s_return(self, scope, depth, loop):
+        value = self.value(scope, self.out_kind)
+        return [
+            Block(
+                fmt("if {}:", self.condition(scope)),
+                [Simple(fmt("return {}", value))],
+                inline=self.chance(0.3),
+            )
+        ]
+
+    # ---- compound statements ---------------------------------------------------------------
+
+    def s_if(self, scope, depth, loop):
+        cond = self.condition(scope)
+        first = self.inner(scope)
+        body = self.block(first, depth + 1, loop, self.rng.randrange(1, 3))
+        branches = [first]
+        statement = Block(fmt("if {}:", cond), body, inline=self.chance(0.3))
+        if self.chance(0.6):
+            other = self.inner(scope)
+            branches.append(other)
+            if self.chance(0.4):  # elif: an if nested in the else, rendered flat
+                statement.orelse = self.s_if(other, depth + 1, loop)
+                statement.else_header = "elif"
+            else:
+                statement.orelse = self.block(other, depth + 1, loop, self.rng.randrange(1, 3))
+        else:
+            branches.append(self.inner(scope))  # the path that skips the body
+        self.merge(scope, *branches)
+        return [statement]
+
+    def loop_body(self, scope, depth, loop, index: tuple | None = None):
+        inner = self.inner(scope)
+        for name, kind, bound in index or ():
+            inner[name] = Var(kind, bound=bound)
+        body = self.block(inner, depth + 1, loop, self.rng.randrange(1, 4))
+        self.merge(scope, inner, trips=loop.trips)
+        if loop.trips is None or loop.exits:
+            self.merge(scope, self.inner(scope))
+        return body
+
+    def s_for(self, scope, depth, loop):
+        exits = self.chance(0.5)
+        i = self.fresh(scope, "i")
+        form = self.rng.randrange(6)
+        lists = [
+            n
+            for n in self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
+            if scope[n].exact and scope[n].length > 0
+        ]
+        iterated = frozenset()
+        if form == 0 or (form >= 3 and not lists and form != 5):
+            n = self.rng.randrange(1, 4)
+            header = (
+                f"for {i} in range({n}):"
+                if self.chance(0.7)
+                else f"for {i} in reversed(range({n})):"
+            )
+            index, trips = ((i, "I", n - 1),), n
+        elif form == 1:
+            source = self.choice([*self.of_kind(scope, "V"), "GV"])
+            header, index, trips = f"for {i} in {source}:", ((i, "S", 0),), 3
+        elif form == 2:
+            e = self.fresh(scope, "e")
+            source = self.choice([*self.of_kind(scope, "V"), "GV"])
+            header = f"for {i}, {e} in enumerate({source}):"
+            index, trips = ((i, "I", 2), (e, "S", 0)), 3
+        elif form == 3:
+            source = self.choice(lists)
+            kind = scope[source].kind[1]
+            header = (
+                f"for {i} in {source}:" if self.chance(0.7) else f"for {i} in reversed({source}):"
+            )
+            index, trips, iterated = ((i, kind, 0),), scope[source].length, frozenset([source])
+        elif form == 4:
+            source = self.choice(lists)
+            e = self.fresh(scope, "e")
+            kind = scope[source].kind[1]
+            header = f"for {i}, {e} in enumerate({source}):"
+            index = ((i, "I", scope[source].length - 1), (e, kind, 0))
+            trips, iterated = scope[source].length, frozenset([source])
+        else:
+            e = self.fresh(scope, "e")
+            other = self.choice([*self.of_kind(scope, "V"), "GV"])
+            header = (
+                f"for {i}, {e} in zip({self.choice([*self.of_kind(scope, 'V'), 'GV'])}, {other}):"
+            )
+            index, trips = ((i, "S", 0), (e, "S", 0)), 3
+        if len({name for name, _, _ in index}) < len(index) or any(n in scope for n, _, _ in index):
+            return None
+        inner_loop = Loop(
+            trips, exits, not exits, iterated | (loop.iterated if loop else frozenset())
+        )
+        body = self.loop_body(scope, depth, inner_loop, index)
+        return [Block(Text.plain(header), body, inline=self.chance(0.15))]
+
+    def s_while(self, scope, depth, loop):
+        counter = self.fresh(scope, "n")
+        if counter in scope:
+            return None
+        limit = self.rng.randrange(1, 4)
+        inner = self.inner(scope)
+        inner[counter] = Var("I", bound=limit - 1)
+        header = Text.plain(f"while {counter} < {limit}:")
+        data_dependent = self.chance(0.4)
+        if data_dependent:
+            header = fmt(f"while {counter} < {limit} and {{}}:", self.condition(inner))
+        exits = data_dependent or self.chance(0.4)
+        while_loop = Loop(
+            None if data_dependent else limit,
+            exits,
+            not exits,
+            loop.iterated if loop else frozenset(),
+            is_while=True,
+        )
+        body = self.block(inner, depth + 1, while_loop, self.rng.randrange(1, 3))
+        body.append(Simple(Text.plain(f"{counter} += 1")))
+        self.merge(scope, inner, trips=while_loop.trips)
+        if while_loop.trips is None or exits:
+            self.merge(scope, self.inner(scope))
+        return [Block(header, body, setup=[Simple(Text.plain(f"{counter} = 0"))])]
+
+    # ---- helpers and the program -----------------------------------------------------------
+
+    def make_helpers(self) -> None:
+        self.cell_helper = self.push_helper = None
+        self.main_function = False
+        for number in range(self.rng.randrange(0, 3)):
+            form = self.rng.randrange(4)
+            name = f"h{number}"
+            if form == 0:
+                kind = self.choice("SV")
+                scope = {"a": Var(kind), "b": Var("S"), "c": Var("S")}
+                self.out_kind = kind
+                body = self.block(scope, 1, None, self.rng.randrange(0, 3))
+                body.append(Simple(fmt("return {}", self.value(scope, kind))))
+                header = f"def {name}(a, b=0.5, *, c=1.0):"
+                self.helpers.append(Function(header, body))
+                self.helper_sigs.append((name, kind, (kind,)))
+            elif form == 1:
+                name = f"rec{number}"
+                body = [
+                    Block(Text.plain("if n <= 0:"), [Simple(Text.plain("return a"))]),
+                    Simple(Text.plain(f"return {name}(np.tanh(a) * 0.9 + G0 * 0.1, n - 1)")),
+                ]
+                self.helpers.append(Function(f"def {name}(a, n):", body))
+                self.helper_sigs.append((name, "S", ("S",)))
+            elif form == 2:
+                name = f"cell{number}"
+                body = [
+                    Simple(Text.plain("h2 = np.tanh(h * u + c)")),
+                    Simple(Text.plain("c2 = 0.5 * c + 0.25 * h2")),
+                    Simple(Text.plain("return h2, c2")),
+                ]
+                self.helpers.append(Function(f"def {name}(h, c, u):", body))
+                self.cell_helper = name
+            else:
+                name = f"push{number}"
+                body = [Simple(Text.plain("items.append(np.sin(a) * 0.5)"))]
+                self.helpers.append(Function(f"def {name}(items, a):", body))
+                self.push_helper = name
+
+    def program(self) -> Program:
+        self.make_helpers()
+        self.main_function = True
+        params = [p for p in PARAMS if self.chance(0.5)] or [self.choice(PARAMS)]
+        if self.chance(0.05):
+            params = [("dx" if k == "S" else "_t1", k) for _, k in params[:1]] + params[1:]
+        self.out_kind = "V" if self.chance(0.2) else "S"
+        scope = {name: Var(kind) for name, kind in params}
+        closure = None
+        if self.chance(0.15):
+            scope["k"] = Var("CLOSURE")
+            closure = f"f = make({self.choice(('0.3', '-0.6', '1.1'))})"
+        body = self.block(scope, 0, None, self.rng.randrange(2, self.size + 1))
+        body.append(Simple(fmt("return {}", self.value(scope, self.out_kind))))
+        header = "def f(" + ", ".join(name for name, _ in params) + "):"
+        return Program(
+            list(GLOBALS),
+            self.helpers,
+            Function(header, body),
+            params,
+            self.out_kind,
+            closure,
+            self.seed,
+        )
+
+
+def generate(seed: int, size: int = 6) -> Program:
+    """The program of `seed` (the same seed always gives the same program)."""
+    return ProgramGenerator(seed, size).program()

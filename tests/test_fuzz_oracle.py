@@ -1,0 +1,81 @@
+"""The fuzzer's own parts can fail: the oracle catches a wrong derivative and a hang, the reducer
+keeps the failure while it shrinks, the grammar only writes programs that run."""
+
+from __future__ import annotations
+
+import numpy as np
+from fuzz import oracle
+from fuzz.program import Block, Function, Program, Simple, Text
+from fuzz.reduce import reduce
+from fuzz.runner import Worker
+from fuzz.statements import generate
+
+WRONG_RULE = """
+import s2sgrad as sg
+
+
+@sg.custom_gradient
+def square(x):
+    def backward(g):
+        return g * 3.0 * x  # the right adjoint is g * 2 x
+
+    return x * x, backward
+"""
+
+
+def _program(body: list[str], header: str = "def f(x):") -> Program:
+    statements = [Simple(Text.plain(line)) for line in body]
+    return Program([WRONG_RULE], [], Function(header, statements), [("x", "S")], "S", seed=3)
+
+
+def test_the_oracle_reports_a_wrong_gradient(tmp_path):
+    outcome = oracle.check(_program(["return square(x) + x"]), tmp_path, ("grad", "vjp"))
+    assert outcome.status == "failed"
+    assert [failure.kind for failure in outcome.failures] == ["wrong", "wrong"]
+
+
+def test_the_oracle_passes_a_right_gradient(tmp_path):
+    outcome = oracle.check(_program(["return x * x + np.sin(x)"]), tmp_path)
+    assert outcome.status == "ok", [str(f) for f in outcome.failures]
+
+
+def test_the_reducer_keeps_the_failure_and_drops_the_rest(tmp_path):
+    body = ["a = np.sin(x)", "b = a * 2.0", "c = square(x)", "d = b + 1.0", "return c + d"]
+    program = _program(body)
+    signature = ("grad", "wrong")
+
+    def still_fails(candidate) -> bool:
+        outcome = oracle.check(candidate, tmp_path, ("grad",))
+        return any((f.mode, f.kind) == signature for f in outcome.failures)
+
+    small = reduce(program, still_fails)
+    lines = [s.text.src for s in small.main.body]
+    assert "c = square(x)" in lines and len(lines) < len(body), lines
+
+
+def test_a_hang_is_a_result():
+    loop = Block(Text.plain("while x > -10.0:"), [Simple(Text.plain("x = x + 0.0"))])
+    program = Program(
+        [WRONG_RULE],
+        [],
+        Function("def f(x):", [loop, Simple(Text.plain("return x"))]),
+        [("x", "S")],
+        "S",
+        seed=1,
+    )
+    worker = Worker()
+    try:
+        outcome = worker.check(program, ("grad",), timeout=3)
+    finally:
+        worker.stop()
+    assert [failure.kind for failure in outcome.failures] == ["hang"]
+
+
+def test_generated_programs_run(tmp_path):
+    for seed in range(200):
+        source = generate(seed).render()
+        namespace: dict = {}
+        exec(compile(source, f"<seed {seed}>", "exec"), namespace)
+        namespace["f"](
+            *[0.3 if kind == "S" else np.full(3, 0.3) for _, kind in generate(seed).params]
+        )
