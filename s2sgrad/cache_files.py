@@ -40,9 +40,7 @@ SIZE_VARIABLE = "S2SGRAD_CACHE_MAX_SIZE"
 DEFAULT_MAX_BYTES = 100 * 2**20
 _OFF = ("", "0", "off", "none", "false")
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
-_FOLDER = re.compile(r"[0-9a-f]{2}")
-_ENTRY = re.compile(r"[0-9a-f]{64}(-[0-9a-f]{16})?\.json")
-_TEMPORARY = re.compile(r"\.tmp-.*\.json")
+_HEX = frozenset("0123456789abcdef")  # (no regular expressions compiled on the hit path)
 _STALE_SECONDS = 3600  # a temporary file this old belongs to a writer that died
 _warned: set[tuple[str, str]] = set()
 
@@ -124,6 +122,16 @@ def max_bytes() -> int:
 # -- reading and writing entries -----------------------------------------------------------------
 
 
+def _hex(text: str, length: int) -> bool:
+    return len(text) == length and set(text) <= _HEX
+
+
+def _is_entry(name: str) -> bool:
+    """``KEY.json`` or ``KEY-KINDS.json``, as `entry_path` names them."""
+    key, dash, kinds = name.removesuffix(".json").partition("-")
+    return name.endswith(".json") and _hex(key, 64) and (not dash or _hex(kinds, 16))
+
+
 def entry_path(root: str, key: str, suffix: str) -> str:
     return os.path.join(root, key[:2], f"{key}{suffix}.json")
 
@@ -179,11 +187,11 @@ def _folder_entries(folder: str) -> list[tuple[str, int, int]]:
         for item in listing:
             if not item.is_file(follow_symlinks=False):
                 continue
-            entry = _ENTRY.fullmatch(item.name)
-            if entry is None and not _TEMPORARY.fullmatch(item.name):
+            entry = _is_entry(item.name)
+            if not entry and not (item.name.startswith(".tmp-") and item.name.endswith(".json")):
                 continue
             info = item.stat(follow_symlinks=False)
-            if entry is None and info.st_mtime > stale:
+            if not entry and info.st_mtime > stale:
                 continue  # another process is writing it
             found.append((item.path, info.st_size, info.st_mtime_ns))
     return found
@@ -193,7 +201,7 @@ def _entries(root: str) -> list[tuple[str, int, int]]:
     found = []
     with os.scandir(root) as listing:
         for item in listing:
-            if _FOLDER.fullmatch(item.name) and item.is_dir(follow_symlinks=False):
+            if _hex(item.name, 2) and item.is_dir(follow_symlinks=False):
                 found += _folder_entries(item.path)
     return found
 
@@ -266,7 +274,7 @@ def clear() -> int:
         removed += 1
     with os.scandir(root) as listing:
         for item in listing:
-            if _FOLDER.fullmatch(item.name) and item.is_dir(follow_symlinks=False):
+            if _hex(item.name, 2) and item.is_dir(follow_symlinks=False):
                 try:
                     os.rmdir(item.path)
                 except OSError:

@@ -346,11 +346,14 @@ def test_cache_info_and_clear(tmp_path, cache, capsys):
     status, out, _ = _cli(capsys, "cache", "info")
     assert status == 0
     assert f"entries: {len(files)}" in out and f"{size} bytes" in out
-    unrelated = cache / "notes.txt"  # never ours: clear removes only entries
-    unrelated.write_text("keep")
+    unrelated = [cache / "notes.txt", files[0].parent / "notes.json", cache / "zz" / "a.json"]
+    for path in unrelated:  # never ours: clear removes only entries
+        path.parent.mkdir(exist_ok=True)
+        path.write_text("keep")
     status, out, _ = _cli(capsys, "cache", "clear")
     assert status == 0 and f"removed {len(files)} entries" in out
-    assert not _entries(cache) and unrelated.exists()
+    assert all(path.exists() for path in unrelated)
+    assert not [p for p in _entries(cache) if p not in unrelated]
     again = _load(tmp_path, "caller", CALLER)
     assert disk_cache.lookup(again.f, GradSpec(wrt=("x",))) is None
 
