@@ -42,7 +42,7 @@ _OFF = ("", "0", "off", "none", "false")
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 _HEX = frozenset("0123456789abcdef")  # (no regular expressions compiled on the hit path)
 _STALE_SECONDS = 3600  # a temporary file this old belongs to a writer that died
-_warned: set[tuple[str, str]] = set()
+_warned: set[str] = set()
 
 
 def directory() -> str | None:
@@ -89,18 +89,24 @@ def usable_directory(create: bool) -> str | None:
     problem = refusal(root)
     if problem is None:
         return root
-    if (root, problem) not in _warned:
-        _warned.add((root, problem))
-        warnings.warn(f"s2sgrad: not using the disk cache: {_explain(root, problem)}", stacklevel=2)
+    _warn_once(f"s2sgrad: not using the disk cache: {_explain(root, problem)}")
     return None
 
 
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, stacklevel=3)
+
+
 def _explain(root: str, problem: str) -> str:
-    fix = "chmod 700 it" if "writable" in problem else "remove it"
-    return (
-        f"{root} {problem}, so another user could plant code that would run as you "
-        f"({fix}, or set {ENVIRONMENT_VARIABLE} to a directory of your own, or to off)"
-    )
+    instead = f"set {ENVIRONMENT_VARIABLE} to a directory of your own, or to off"
+    if "owned by" in problem:
+        return f"{root} {problem}: code planted there would run as you ({instead})"
+    if "writable" in problem:
+        risk = "another user could plant code that would run as you"
+        return f"{root} {problem}: {risk} (chmod 700 it, or {instead})"
+    return f"{root} {problem} ({instead})"
 
 
 def max_bytes() -> int:
@@ -110,10 +116,9 @@ def max_bytes() -> int:
         return DEFAULT_MAX_BYTES
     match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmg]?)i?b?", text.lower())
     if match is None:
-        warnings.warn(
+        _warn_once(
             f"s2sgrad: {SIZE_VARIABLE}={text!r} is not a size such as 500M or 2G; "
-            f"using {DEFAULT_MAX_BYTES // 2**20}M",
-            stacklevel=2,
+            f"using {DEFAULT_MAX_BYTES // 2**20}M"
         )
         return DEFAULT_MAX_BYTES
     return int(float(match.group(1)) * _UNITS[match.group(2)])

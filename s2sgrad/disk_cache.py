@@ -427,8 +427,7 @@ def _check_functions(functions: list) -> list:
 
 def store(analysis, kinds: tuple, generated: Generated, param_kinds: list) -> None:
     """Save a freshly generated specialization (and its transform's description)."""
-    root = usable_directory(create=True)
-    key = None if root is None else _key_of(analysis)
+    key = None if directory() is None else _key_of(analysis)
     if key is None:
         return
     meta = None
@@ -446,7 +445,8 @@ def store(analysis, kinds: tuple, generated: Generated, param_kinds: list) -> No
         specialization = _describe_specialization(generated, functions, namespaces)
     except _Uncacheable:
         return
-    if specialization is None:
+    root = None if specialization is None else usable_directory(create=True)
+    if root is None:
         return
     if meta is not None:
         write_json(root, entry_path(root, key, ""), {"format": _FORMAT, **meta})
