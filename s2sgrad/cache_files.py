@@ -54,10 +54,15 @@ def directory() -> str | None:
     return os.path.join(base, "s2sgrad")
 
 
+_MISSING = "does not exist"
+
+
 def refusal(path: str) -> str | None:
-    """Why the existing `path` cannot hold the cache, or None if it can."""
+    """Why `path` cannot hold the cache (`_MISSING` if it does not exist), or None if it can."""
     try:
         info = os.stat(path)
+    except FileNotFoundError:
+        return _MISSING
     except OSError as error:
         return f"cannot be read ({error.strerror})"
     if not stat.S_ISDIR(info.st_mode):
@@ -77,18 +82,19 @@ def usable_directory(create: bool) -> str | None:
     root = directory()
     if root is None:
         return None
-    if not os.path.lexists(root):
-        if not create:
-            return None
+    problem = refusal(root)  # (one stat: this is on the hit path)
+    if problem == _MISSING and create:
         try:
             os.makedirs(root, mode=0o700)
         except FileExistsError:
             pass  # another process made it: checked below like any existing directory
         except OSError:
             return None  # a read-only disk: the cache is an optimization, never an error
-    problem = refusal(root)
+        problem = refusal(root)
     if problem is None:
         return root
+    if problem == _MISSING:
+        return None
     _warn_once(f"s2sgrad: not using the disk cache: {_explain(root, problem)}")
     return None
 
@@ -238,10 +244,8 @@ class CacheError(Exception):
 
 def _checked_root() -> str | None:
     root = directory()
-    if root is None or not os.path.lexists(root):
-        return root
-    problem = refusal(root)
-    if problem is not None:
+    problem = None if root is None else refusal(root)
+    if problem not in (None, _MISSING):
         raise CacheError(_explain(root, problem))
     return root
 
