@@ -1,4 +1,5 @@
-"""The `s2sgrad` command (also `python -m s2sgrad`): ``dump`` and ``check`` (API.md section 4).
+"""The `s2sgrad` command (also `python -m s2sgrad`): ``dump``, ``check`` and ``cache``
+(API.md section 4).
 
 ``dump`` never runs the user's file. `static_load` builds the functions it needs the way
 `python` would, minus every side effect: only the file's imports of numpy, math and scipy run,
@@ -11,7 +12,15 @@ code reads by its name. The compiler then reads the functions' source from `line
 the file's text is registered. A name the file binds any other way is simply undefined, and
 the compiler reports it with its position.
 
-``check`` does import the file (it has to run the function) and says so in its help.
+``check`` does import the file (it has to run the function) and says so in its help; the
+file's directory comes first on `sys.path` while it is imported, as under ``python FILE.py``.
+
+``cache info`` shows the disk cache (directory, entries, bytes, bound) and ``cache clear``
+removes its entries (`s2sgrad.cache_files`).
+
+Under ``python -m s2sgrad``, Python puts the current directory first on `sys.path`;
+`s2sgrad.__main__` removes it before anything else is imported, so that a ``numpy.py`` lying
+in the directory where ``dump`` is run is never imported.
 
 Every failure the user can cause prints one line, ``s2sgrad: error: ...``, and exits with
 status 2; ``check`` exits with 1 when derivatives disagree.
@@ -301,6 +310,8 @@ def import_file(path: str) -> dict:
         raise UsageError(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)  # its imports of its neighbours work, as under `python FILE.py`
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -309,6 +320,8 @@ def import_file(path: str) -> dict:
         ) from None
     except Exception as exc:
         raise UsageError(f"{path}: raised {type(exc).__name__} on import: {exc}") from None
+    finally:
+        sys.path.remove(folder)
     return vars(module)
 
 
@@ -426,6 +439,43 @@ def check(args) -> int:
     return 0 if ok else 1
 
 
+# -- cache -----------------------------------------------------------------------------------
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def cache(args) -> int:
+    from s2sgrad import cache_files
+
+    try:
+        if args.action == "clear":
+            root = cache_files.directory()
+            removed = cache_files.clear()
+        else:
+            found = cache_files.info()
+            root = found.directory
+    except cache_files.CacheError as exc:
+        raise UsageError(f"cache: {exc}") from None
+    if root is None:
+        variable = cache_files.ENVIRONMENT_VARIABLE
+        print(f"the disk cache is off ({variable}={os.environ.get(variable, '')!r})")
+        return 0
+    if args.action == "clear":
+        print(f"removed {removed} entries from {root}")
+        return 0
+    state = "" if os.path.isdir(root) else " (not created yet)"
+    print(f"directory: {root}{state}")
+    print(f"entries: {found.entries}")
+    print(f"size: {found.bytes} bytes ({_size(found.bytes)})")
+    print(f"bound: {_size(found.max_bytes)} ({cache_files.SIZE_VARIABLE})")
+    return 0
+
+
 # -- the parser -------------------------------------------------------------------------------
 
 
@@ -484,6 +534,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="2: also check second derivatives (sg.check_grads differentiates the generated "
         "code again)",
     )
+    cache_parser = commands.add_parser(
+        "cache",
+        help="show or empty the disk cache of generated code",
+        description="The disk cache of generated code: 'info' shows its directory, entries and "
+        "size, 'clear' removes its entries. S2SGRAD_CACHE_DIR sets the directory (off turns "
+        "the cache off), S2SGRAD_CACHE_MAX_SIZE its bound (such as 500M; default 100M).",
+    )
+    cache_parser.add_argument("action", choices=("info", "clear"))
     return parser
 
 
@@ -496,7 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     from s2sgrad.transforms.errors import TransformError
 
     try:
-        return dump(args) if args.command == "dump" else check(args)
+        return {"dump": dump, "check": check, "cache": cache}[args.command](args)
     except UsageError as exc:
         message = str(exc)
     except TransformError as exc:

@@ -5,8 +5,7 @@ parameters and a description of every free name the function and the user functi
 read (globals, closure variables); per specialization, the generated module and the modules of
 the callees' forward/backward halves (`transforms.calls`), with which module calls which.
 Nothing is pickled: a cache entry is compiled again with `compile`, exactly like freshly
-generated code, so a cache directory holds nothing more dangerous than the functions' own
-source would.
+generated code. It is still code that runs, hence a directory only the user can write.
 
 The key of a transform hashes: the source text, file, first line and qualified name of the
 function and of every user function reachable from it through the global and closure names
@@ -23,12 +22,17 @@ The hit path (`lookup`, `load`) imports neither libcst nor the compiler's passes
 `transforms.spec`, `transforms.source` and `transforms.spelling`. Writing an entry (`store`)
 happens after generating code, when the compiler is loaded anyway.
 
-Location: ``$S2SGRAD_CACHE_DIR`` if set (``off``, ``0`` or empty turns the cache off), else
-``$XDG_CACHE_HOME/s2sgrad`` or ``~/.cache/s2sgrad``. Writes go to a temporary file in the
-same directory and are moved into place with `os.replace`, so concurrent writers never leave
-a torn entry (the last one wins; a specialization names the transform description it was
-generated under, so a mix of two writers' files is a miss, not wrong code). Unreadable or
-corrupt entries are misses; a cache that cannot be written is silently skipped.
+A callee's forward half compiled from disk takes the callee's own default values, as when it
+is generated (`transforms.calls`): defaults that are not literals (an array, a global's value)
+are not in the generated text.
+
+The files (`s2sgrad.cache_files`): ``$S2SGRAD_CACHE_DIR``, else ``~/.cache/s2sgrad``, created
+0700 and refused with a warning if another user owns or can write it; at most
+``$S2SGRAD_CACHE_MAX_SIZE`` bytes (default 100M; the least recently used entries are evicted);
+atomic writes, so concurrent writers never leave a torn entry (the last one wins; a
+specialization names the transform description it was generated under, so a mix of two writers'
+files is a miss, not wrong code). Any entry that does not read, check, compile and run cleanly
+(whatever it raises: SyntaxError, RecursionError, SystemExit, ...) is a miss.
 """
 
 from __future__ import annotations
@@ -36,38 +40,35 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import keyword
 import os
 import sys
-import tempfile
 import types
 
 import numpy as np
 
+from s2sgrad import cache_files
+from s2sgrad.cache_files import entry_path, read_json, touch, usable_directory, write_json
 from s2sgrad.runtime import registry
 from s2sgrad.transforms import spec as _spec_module
 from s2sgrad.transforms.source import run_module, source_lines
 from s2sgrad.transforms.spec import Generated, GradSpec
 from s2sgrad.transforms.spelling import canonical_spelling
 
-ENVIRONMENT_VARIABLE = "S2SGRAD_CACHE_DIR"
 _FORMAT = 2
-_OFF = ("", "0", "off", "none", "false")
+ENVIRONMENT_VARIABLE = cache_files.ENVIRONMENT_VARIABLE  # (named here too, as before)
+directory = cache_files.directory
 _MAX_FUNCTIONS = 64  # a call graph larger than this (a library's functions) is not cached
 _ORIGIN = " (from the disk cache)"  # in the file names tracebacks show
 _APPENDED = "\n\n# {forward} and {backward}, called above:\n\n{source}"  # as pipeline writes it
 
+# whatever a malformed entry may raise while it is read, checked, compiled or run (its module
+# text runs on load: `raise SystemExit`, endless recursion, ...); not KeyboardInterrupt
+_MALFORMED = (Exception, SystemExit)
+
 
 class _Uncacheable(Exception):
     """A value the cache cannot describe (a function, an object of unknown meaning)."""
-
-
-def directory() -> str | None:
-    """Where entries live, or None when the cache is turned off."""
-    configured = os.environ.get(ENVIRONMENT_VARIABLE)
-    if configured is not None:
-        return None if configured.strip().lower() in _OFF else configured
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "s2sgrad")
 
 
 _fingerprints: dict[int, str] = {}
@@ -232,39 +233,9 @@ def _identity(fn: types.FunctionType) -> list:
 # -- reading and writing ----------------------------------------------------------------------
 
 
-def _path(key: str, suffix: str) -> str | None:
-    root = directory()
-    return None if root is None else os.path.join(root, key[:2], f"{key}{suffix}.json")
-
-
-def _read(path: str | None):
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
+def _read(path: str):
+    data = read_json(path)
     return data if isinstance(data, dict) and data.get("format") == _FORMAT else None
-
-
-def _write(path: str | None, data: dict) -> None:
-    if path is None:
-        return
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"format": _FORMAT, **data}, out)
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
-    except OSError:
-        return  # a read-only or full disk: the cache is an optimization, never an error
 
 
 def _kinds_suffix(kinds: tuple) -> str:
@@ -314,26 +285,49 @@ class CachedAnalysis:
 
 def lookup(fn: types.FunctionType, spec: GradSpec) -> CachedAnalysis | None:
     """The transform of `fn` by `spec` as stored on disk, if its free values (and those of its
-    callees) still match."""
-    if directory() is None:
+    callees) still match; None for a miss, whatever is wrong with the entry."""
+    root = usable_directory(create=False)
+    if root is None:
         return None
     key = transform_key(fn, spec)
     if key is None:
         return None
-    meta = _read(_path(key, ""))
+    path = entry_path(root, key, "")
+    meta = _read(path)
     if meta is None:
         return None
     try:
+        if not _describes(meta, fn):
+            return None
         bound = _bind(fn, meta["functions"])
-    except (_Uncacheable, ValueError, AttributeError, KeyError, TypeError, IndexError):
+        if bound is None:
+            return None
+        functions, namespaces, free = bound
+        found = CachedAnalysis(fn, spec, key, meta, functions, namespaces, free)
+    except _MALFORMED:
         return None
-    if bound is None:
-        return None
-    functions, namespaces, free = bound
-    try:
-        return CachedAnalysis(fn, spec, key, meta, functions, namespaces, free)
-    except (KeyError, TypeError):
-        return None
+    touch(path)
+    return found
+
+
+def _describes(meta: dict, fn: types.FunctionType) -> bool:
+    """The parts of a description that go into generated text outside the stored modules (the
+    dispatcher's signature, its entry name) are exactly what `fn` would give."""
+    entry = meta["entry"]
+    if not isinstance(entry, str) or not entry.isidentifier() or keyword.iskeyword(entry):
+        return False
+    return [tuple(p) for p in meta["params"]] == _parameter_kinds(fn.__code__)
+
+
+def _parameter_kinds(code: types.CodeType) -> list[tuple[str, str]]:
+    """What `dispatch` reads from the parsed definition, from the code object."""
+    positional = code.co_argcount
+    names = code.co_varnames[: positional + code.co_kwonlyargcount]
+    kinds = ["posonly"] * code.co_posonlyargcount + ["normal"] * (
+        positional - code.co_posonlyargcount
+    )
+    kinds += ["kwonly"] * code.co_kwonlyargcount
+    return list(zip(names, kinds, strict=True))
 
 
 def _bind(fn: types.FunctionType, records: list):
@@ -372,11 +366,14 @@ def _bind(fn: types.FunctionType, records: list):
 
 
 def load(analysis, kinds: tuple) -> Generated | None:
-    """A specialization of `analysis` from disk, compiled and linked to its callees, or None."""
-    key = _key_of(analysis)
+    """A specialization of `analysis` from disk, compiled and linked to its callees; None for a
+    miss, whatever is wrong with the entry (its text is compiled and run here)."""
+    root = usable_directory(create=False)
+    key = None if root is None else _key_of(analysis)
     if key is None:
         return None
-    data = _read(_path(key, _kinds_suffix(kinds)))
+    path = entry_path(root, key, _kinds_suffix(kinds))
+    data = _read(path)
     if data is None or data.get("entry") != analysis.entry:
         return None
     cached = analysis
@@ -385,18 +382,28 @@ def load(analysis, kinds: tuple) -> Generated | None:
     if cached is None or data.get("meta") != cached.meta_digest:
         return None
     try:
-        return _compile(data, analysis.entry, analysis.namespace, cached.namespaces)
-    except (SyntaxError, ImportError, LookupError, TypeError, ValueError, NameError):
-        return None  # text that no longer compiles or runs against this runtime: a miss
+        generated = _compile(data, analysis.entry, analysis.namespace, cached)
+    except _MALFORMED:
+        return None  # text that does not compile or run against this runtime: a miss
+    touch(path)
+    return generated
 
 
-def _compile(data: dict, entry: str, namespace: dict, namespaces: list) -> Generated:
+def _compile(data: dict, entry: str, namespace: dict, cached: CachedAnalysis) -> Generated:
+    """Run the stored modules and link them as `transforms.calls` did; a forward half takes
+    its function's current default values, which need not be literals (so are not in its
+    text)."""
     halves = []
     for split in data["splits"]:
         names = [split["forward"], split["backward"]]
-        functions = run_module(split["source"], names, namespaces[split["function"]], _ORIGIN)
+        constants = cached.namespaces[split["function"]]
+        functions = run_module(split["source"], names, constants, _ORIGIN)
+        _check_functions(functions)
+        callee = cached.functions[split["function"]]
+        functions[0].__defaults__ = callee.__defaults__
+        functions[0].__kwdefaults__ = callee.__kwdefaults__
         halves.append(dict(zip(names, functions, strict=True)))
-    (function,) = run_module(data["module"], [entry], namespace, _ORIGIN)
+    (function,) = _check_functions(run_module(data["module"], [entry], namespace, _ORIGIN))
     modules = [(function.__globals__, data["links"])]
     for functions, split in zip(halves, data["splits"], strict=True):
         modules.append((functions[split["forward"]].__globals__, split["links"]))
@@ -409,12 +416,18 @@ def _compile(data: dict, entry: str, namespace: dict, namespaces: list) -> Gener
     return Generated(source, function, entry)
 
 
+def _check_functions(functions: list) -> list:
+    if not all(isinstance(function, types.FunctionType) for function in functions):
+        raise TypeError("a stored module does not define its functions")
+    return functions
+
+
 # -- the miss path: writing entries (the compiler is loaded by then) ----------------------------
 
 
 def store(analysis, kinds: tuple, generated: Generated, param_kinds: list) -> None:
     """Save a freshly generated specialization (and its transform's description)."""
-    key = _key_of(analysis)
+    key = None if directory() is None else _key_of(analysis)
     if key is None:
         return
     meta = None
@@ -432,11 +445,13 @@ def store(analysis, kinds: tuple, generated: Generated, param_kinds: list) -> No
         specialization = _describe_specialization(generated, functions, namespaces)
     except _Uncacheable:
         return
-    if specialization is None:
+    root = None if specialization is None else usable_directory(create=True)
+    if root is None:
         return
     if meta is not None:
-        _write(_path(key, ""), meta)
-    _write(_path(key, _kinds_suffix(kinds)), {"meta": digest, **specialization})
+        write_json(root, entry_path(root, key, ""), {"format": _FORMAT, **meta})
+    specialization = {"format": _FORMAT, "meta": digest, **specialization}
+    write_json(root, entry_path(root, key, _kinds_suffix(kinds)), specialization)
 
 
 _keys: dict[int, tuple] = {}
@@ -444,8 +459,6 @@ _uncacheable: set[str] = set()
 
 
 def _key_of(analysis) -> str | None:
-    if directory() is None:
-        return None
     key = getattr(analysis, "cache_key", None)
     if key is None:
         remembered = _keys.get(id(analysis))

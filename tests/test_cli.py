@@ -117,7 +117,7 @@ def test_errors_exit_2_with_one_line(untrusted, tmp_path):
 
 def test_help_for_every_command():
     outputs = {}
-    for args in (["--help"], ["dump", "--help"], ["check", "--help"]):
+    for args in (["--help"], ["dump", "--help"], ["check", "--help"], ["cache", "--help"]):
         result = run(*args)
         assert result.returncode == 0, result.stderr
         assert "usage: s2sgrad" in result.stdout
@@ -345,3 +345,40 @@ def test_dump_reads_computed_constants_by_name(tmp_path, capsys):
     x = np.array([0.3, -0.5, 0.9])
     expected = np.tanh(x) + x * (1 - np.tanh(x) ** 2) + (namespace["A"] + namespace["A"].T) @ x
     np.testing.assert_allclose(namespace["denergydx"](x), expected, rtol=1e-12)
+
+
+# Modules a directory may hold that share a name with what `s2sgrad dump` imports: importing one
+# leaves a marker and fails.
+PLANTED = ("numpy", "libcst", "argparse", "sympy", "pygments", "linecache", "json", "textwrap")
+
+
+def test_dump_imports_nothing_from_the_current_directory(tmp_path):
+    marker = tmp_path / "planted-imported.txt"
+    for name in PLANTED:
+        (tmp_path / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\n"
+            f"raise ImportError('the planted {name}.py was imported')\n"
+        )
+    (tmp_path / "model.py").write_text(
+        "import numpy as np\n\ndef f(x):\n    return np.sum(np.sin(x) * x)\n"
+    )
+    for options in ([], ["--simplify"], ["--mode", "forward"]):
+        result = run("dump", "model.py:f", *options, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "np.cos(x)" in result.stdout
+        assert not marker.exists(), marker.read_text()
+
+
+def test_check_imports_the_files_neighbours(tmp_path, capsys):
+    (tmp_path / "neighbour_helper.py").write_text("SCALE = 3.0\n")
+    path = tmp_path / "uses_neighbour.py"
+    path.write_text(
+        "import numpy as np\nfrom neighbour_helper import SCALE\n\n"
+        "def f(x):\n    return SCALE * np.sin(x)\n"
+    )
+    before = list(sys.path)
+    status, out, err = main(capsys, "check", f"{path}:f", "--at", "x=0.5")
+    assert status == 0, err
+    assert f"{3.0 * np.cos(0.5):.10g}"[:8] in out  # d(3 sin x)/dx at 0.5
+    assert sys.path == before
+    sys.modules.pop("neighbour_helper", None)

@@ -1,21 +1,38 @@
 """Folding: arithmetic on literals computed, identities dropped, product chains written with
 their numbers first and signs absorbed, constant math calls and no-op helper calls removed.
 One of the optimizer's rewrites (see `optimize`), in a module of its own because it is long.
+
+What folding computes is bounded, so that any source compiles quickly (``9 ** 9 ** 9`` has
+about 1.2 billion bits: computing it takes hours). A literal takes part only if it is a finite
+float or an integer of at most `_MAX_BITS` bits; an integer power is computed only when the
+result's bit length, estimated from the operands' before computing, is at most `_MAX_BITS`;
+a result or a product's accumulated constant that is not a finite float, or that underflowed,
+is not written. Anything else is left as written, to be computed when the code runs, exactly
+as Python would compute the user's own expression (``1e400`` stays ``1e400``, which is inf).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 
 import libcst as cst
 
 from .lines import COMPOUND, is_name, on_branches, replace_line, usage
 from .walk import dotted_name, rewrite, rewrite_statement
 
+_MAX_BITS = 64  # larger integers are left as written (folded results are below 1e15 anyway)
+
 
 def _number(expr: cst.BaseExpression) -> float | int | None:
+    """The value of a number literal (or its negation) folding may compute with: a finite
+    float or a small integer; None for anything else."""
     if isinstance(expr, (cst.Integer, cst.Float)):
-        return expr.evaluated_value
+        try:
+            value = expr.evaluated_value
+        except (ValueError, OverflowError):  # an integer too long to convert (0x + many digits)
+            return None
+        return value if _small(value) else None
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         inner = _number(expr.expression)
         return None if inner is None else -inner
@@ -26,6 +43,22 @@ def _literal(value: float | int) -> cst.BaseExpression:
     text = repr(value)
     node = cst.Integer(text.lstrip("-")) if isinstance(value, int) else cst.Float(text.lstrip("-"))
     return cst.UnaryOperation(cst.Minus(), node) if text.startswith("-") else node
+
+
+def _small(value) -> bool:
+    """A value folding may compute with and write: a finite float, an integer of at most
+    `_MAX_BITS` bits."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, int) and value.bit_length() <= _MAX_BITS
+
+
+def _cheap(op: type, left: float | int, right: float | int) -> bool:
+    """Computing ``left op right`` (both `_small`) is quick: only an integer power can be huge,
+    and its bit length is about ``right * log2(abs(left))``, known before computing it."""
+    if op is not cst.Power or not isinstance(left, int) or not isinstance(right, int):
+        return True
+    return right <= 0 or abs(left) <= 1 or right * math.log2(abs(left)) <= _MAX_BITS
 
 
 _ARITHMETIC = {
@@ -87,7 +120,9 @@ class _Fold:
         for factor, divisor in factors:
             value = _number(factor)
             if value is not None and (not divisor or value != 0):
-                constant = constant / value if divisor else constant * value
+                constant = _times(constant, value, divisor)
+                if constant is None:  # the numbers' product overflows: leave them as written
+                    return node
             elif isinstance(factor, cst.UnaryOperation) and isinstance(factor.operator, cst.Minus):
                 constant = -constant
                 others.append((factor.expression, divisor))
@@ -128,12 +163,12 @@ class _Fold:
     def binary(self, node: cst.BinaryOperation) -> cst.BaseExpression:
         left, right = _number(node.left), _number(node.right)
         op = type(node.operator)
-        if left is not None and right is not None and op in _ARITHMETIC:
+        if left is not None and right is not None and op in _ARITHMETIC and _cheap(op, left, right):
             try:
                 value = _ARITHMETIC[op](left, right)
             except (ZeroDivisionError, OverflowError):
                 return node
-            if isinstance(value, (int, float)) and math.isfinite(value) and abs(value) < 1e15:
+            if _small(value) and abs(value) < 1e15:
                 self.changed = True
                 return _literal(value)
         simpler = _identity(node, op, left, right)
@@ -166,6 +201,21 @@ class _Fold:
             flipped = cst.Subtract() if op is cst.Add else cst.Add()
             return node.with_changes(operator=flipped, right=right_node.expression)
         return node
+
+
+def _times(constant: float | int, value: float | int, divisor: bool) -> float | int | None:
+    """``constant * value`` (``/`` for a divisor), or None when that is not `_small` or
+    underflowed to 0 or a subnormal float: numbers gathered at the front of a product must give
+    what the product as written gives (``x * 1e-200 * 1e-200`` at x = 1e300 is 1e-100, not 0)."""
+    try:
+        result = constant / value if divisor else constant * value
+    except (OverflowError, ZeroDivisionError):
+        return None
+    if not _small(result):
+        return None
+    if isinstance(result, float) and abs(result) < sys.float_info.min and value != 0:
+        return None if constant != 0 else result
+    return result
 
 
 def _without_leading_minus(expr: cst.BaseExpression) -> cst.BaseExpression | None:

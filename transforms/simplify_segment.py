@@ -166,6 +166,8 @@ class Segment:
                     return left / right
                 if left == 0 and (not right.is_number or right.is_negative):
                     raise _Unsupported
+                if right.is_Integer and abs(right) > 64:
+                    raise _Unsupported  # sympy would compute 9 ** 9 ** 9 (or expand (x + 1) ** n)
                 return left**right
         if kind is cst.Call:
             name = dotted_name(node.func)
