@@ -17,6 +17,7 @@ __all__ = [
     "dot_adjoint_a",
     "dot_adjoint_b",
     "einsum_adjoint",
+    "einsum_operands",
     "extremum_weights",
     "inner_adjoint_a",
     "inner_adjoint_b",
@@ -227,15 +228,38 @@ def _parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
     return inputs, output
 
 
+def einsum_operands(subscripts, operands) -> tuple[str, list[int]]:
+    """The subscripts of ``np.einsum(subscripts, *operands)`` as a string, and the positions
+    of the arrays in ``(subscripts, *operands)``. In the sublist form ``np.einsum(a, [0, 1],
+    b, [1, 2], [0, 2])`` the "subscripts" are the first array and integer lists follow each
+    array (an output list last): the positions are then 0, 2, 4, ..."""
+    if isinstance(subscripts, str):
+        return subscripts, list(range(1, len(operands) + 1))
+    full = (subscripts, *operands)
+    count = len(full) // 2
+
+    def letters(sublist) -> str:
+        return "".join("..." if s is Ellipsis else _LETTERS[int(s)] for s in sublist)
+
+    spec = ",".join(letters(full[2 * i + 1]) for i in range(count))
+    if len(full) % 2:
+        spec += "->" + letters(full[-1])
+    return spec, [2 * i for i in range(count)]
+
+
 def einsum_adjoint(g, subscripts, operands, argnum, optimize=False):
-    """The adjoint of operand ``argnum - 1`` of ``np.einsum(subscripts, *operands)``.
+    """The adjoint of the operand at position `argnum` of ``np.einsum(subscripts, *operands)``
+    (counting `subscripts`, which is the first operand in the sublist form).
 
     It is itself an einsum of `g` with the other operands, mapping the output's letters back to
     the operand's. Two cases need extra factors: a letter repeated in the operand (a diagonal,
     ``'ii->'``) gets an identity matrix, and a letter the operand alone sums over gets ones.
     Letters along which the operand was broadcast are summed back by `unbroadcast`.
     """
-    k = argnum - 1
+    full = (subscripts, *operands)
+    subscripts, positions = einsum_operands(subscripts, operands)
+    operands = [full[p] for p in positions]
+    k = positions.index(argnum)
     inputs, output = _parse_einsum(subscripts, [np.ndim(x) for x in operands])
     target, shape = inputs[k], np.shape(operands[k])
     other_subs = [s for i, s in enumerate(inputs) if i != k]

@@ -489,9 +489,20 @@ def _each_outer_direction(fn, tangents, primals, count):
 
 
 def _terms(*parts):
-    """The sum of the parts that are not None (0.0 when none is)."""
+    """The sum of the parts that are not None (None when none is)."""
     found = [p for p in parts if p is not None]
-    return sum(found[1:], found[0]) if found else 0.0
+    return sum(found[1:], found[0]) if found else None
+
+
+def _zero_result(like, tangents, primals):
+    """The zero tangent of a helper's result shaped like `like`, with the batch axis of
+    whichever of `tangents` is batched against its primal (None: none): a tangent with no
+    contribution is zeros of the right shape, never a bare 0.0 that batched helpers and
+    Jacobian assembly downstream could not index."""
+    for t, p in zip(tangents, primals, strict=True):
+        if _batched(t, p):
+            return zero_tangent(like, np.shape(t)[0])
+    return zero_tangent(like)
 
 
 def add_to_diagonal_jvp(tt, tc, t, c, x):
@@ -504,7 +515,7 @@ def add_to_diagonal_jvp(tt, tc, t, c, x):
             lambda a, b: add_to_diagonal_jvp(a, b, t, c, x), (tt, tc), (t, c), count
         )
     if tc is None:
-        return tt if tt is not None else 0.0
+        return tt if tt is not None else _zero_result(t, (), ())
     if tt is None:
         return diagonal_directions(x, tc)
     return add_to_diagonal(tt, tc, x)
@@ -529,7 +540,8 @@ def matmul_tangent_jvp(tt, tx1, tx2, x1, x2, t, position, ans):
     elif position == 1 and tx1 is not None:
         other = matmul_tangent(tx1, x2, t, 1, ans)
     own = matmul_tangent(x1, x2, tt, position, ans) if tt is not None else None
-    return _terms(own, other)
+    total = _terms(own, other)
+    return total if total is not None else np.zeros_like(matmul_tangent(x1, x2, t, position, ans))
 
 
 def batch_matmul_left_jvp(ttg, tty, tgv, ty_, tg, ty, g, x, y):
@@ -557,38 +569,51 @@ def _product_helper_jvp(helper, operand, tangents, primals):
             lambda *each: _product_helper_jvp(helper, operand, each, primals), tangents, own, count
         )
     moved = (top, y) if operand == "x" else (x, top)
-    return _terms(
+    total = _terms(
         helper(ttg, tt, g, x, y) if ttg is not None or tt is not None else None,
         helper(tg, None, g, *moved) if tg is not None and top is not None else None,
         helper(None, t, tgv, x, y) if t is not None and tgv is not None else None,
     )
+    return total if total is not None else np.zeros_like(helper(tg, t, g, x, y))
 
 
 def _batched(t, primal) -> bool:
     return t is not None and np.ndim(t) > np.ndim(primal)
 
 
-def einsum_adjoint_tangent(tg, toperands, g, subscripts, operands, argnum, optimize=False):
+def einsum_adjoint_tangent(
+    tg, tsubscripts, toperands, g, subscripts, operands, argnum, optimize=False
+):
     """The tangent of ``einsum_adjoint(g, subscripts, operands, argnum)``, multilinear in `g`
     and in every operand but the one whose adjoint it is (batched tangents one direction at
-    a time)."""
-    from .array_helpers import einsum_adjoint
+    a time). `tsubscripts` is the tangent of `subscripts`, an operand in the sublist form
+    ``np.einsum(a, [0, 1], b, [1, 2])``."""
+    from .array_helpers import einsum_adjoint, einsum_operands
 
-    def adjoint(g_, operands_):
-        return einsum_adjoint(g_, subscripts, operands_, argnum, optimize)
+    spec, positions = einsum_operands(subscripts, operands)
+    arrays = [(subscripts, *operands)[p] for p in positions]
+    tfull = (tsubscripts, *(toperands or (None,) * len(operands)))
+    tarrays = [tfull[p] for p in positions]
+    k = positions.index(argnum)
 
-    out = 0.0
+    def adjoint(g_, arrays_):
+        return einsum_adjoint(g_, spec, arrays_, k + 1, optimize)
+
+    out = None
     if tg is not None:
         if _batched(tg, g):
-            out = np.stack([adjoint(t, operands) for t in tg])
+            out = np.stack([adjoint(t, arrays) for t in tg])
         else:
-            out = adjoint(tg, operands)
-    for j, t in enumerate(toperands or ()):
-        if j == argnum - 1 or t is None:
+            out = adjoint(tg, arrays)
+    for j, t in enumerate(tarrays):
+        if j == k or t is None:
             continue
-        directions = t if _batched(t, operands[j]) else [t]
-        parts = [adjoint(g, [*operands[:j], d, *operands[j + 1 :]]) for d in directions]
-        out = out + (np.stack(parts) if _batched(t, operands[j]) else parts[0])
+        directions = t if _batched(t, arrays[j]) else [t]
+        parts = [adjoint(g, [*arrays[:j], d, *arrays[j + 1 :]]) for d in directions]
+        part = np.stack(parts) if _batched(t, arrays[j]) else parts[0]
+        out = part if out is None else out + part
+    if out is None:  # only the operand whose adjoint this is varies: it is read for its shape
+        return _zero_result(arrays[k], (tg, *tarrays), (g, *arrays))
     return out
 
 
@@ -637,14 +662,15 @@ def solve_jvp_tangent(t_ta, t_tb, t_a, t_x, ta, a, b, x, out):
     """The tangent of ``out = solve_jvp(ta, tb, a, b, x)``, which is ``solve(a, tb - ta @ x)``:
     linear in ``ta, tb`` jointly, bilinear in ``ta`` and ``x``, and ``d solve(a, r) =
     -solve(a, da @ solve(a, r))`` in `a` (None: no tangent)."""
-    total = 0.0
+    parts = []
     if t_ta is not None or t_tb is not None:
-        total = total + solve_jvp(t_ta, t_tb, a, b, x)
+        parts.append(solve_jvp(t_ta, t_tb, a, b, x))
     if ta is not None and t_x is not None:
-        total = total + solve_jvp(ta, None, a, b, t_x)
+        parts.append(solve_jvp(ta, None, a, b, t_x))
     if t_a is not None:
-        total = total + solve_jvp(t_a, None, a, b, out)
-    return total
+        parts.append(solve_jvp(t_a, None, a, b, out))
+    total = _terms(*parts)
+    return total if total is not None else _zero_result(out, (t_x,), (x,))
 
 
 def solve_transposed_tangent(t_a, t_g, a, g, b, out):
@@ -653,7 +679,7 @@ def solve_transposed_tangent(t_a, t_g, a, g, b, out):
     from .array_helpers import _solves_vector, solve_transposed
 
     if t_a is None and t_g is None:
-        return 0.0
+        return zero_tangent(out)  # (not reached from generated code: nothing varies)
     rhs = 0.0 if t_g is None else t_g
     if t_a is not None:
         transposed = np.swapaxes(t_a, -1, -2)
@@ -704,11 +730,11 @@ def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=
     axes = tuple(range(x.ndim)) if axis is None and ord is not None else axis
 
     def expanded(t, primal):  # a reduced value (or its tangent) broadcast against x
-        if _batched(t, primal):
-            return np.stack([unreduce(d, x, axes, keepdims) for d in t])
+        if _batched(t, primal):  # each direction expanded, then lined up behind the batch
+            return _lift_to(np.stack([unreduce(d, x, axes, keepdims) for d in t]), x.ndim)
         return unreduce(t, x, axes, keepdims)
 
-    total = 0.0
+    total = _zero_result(x, (tg, tans, tx), (g, ans, x))
     if tg is not None:  # linear in g
         if _batched(tg, g):
             total = np.stack([norm_adjoint(d, ans, x, ord, axis, keepdims) for d in tg])

@@ -22,6 +22,7 @@ from .adjoints import call, index_value
 from .anf import name_expr
 from .operations import Operation, names_in
 from .templates import instantiate, load_template
+from .walk import read_names
 
 
 class TangentContext:
@@ -106,18 +107,44 @@ def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: l
 
     template = load_template(template_fn)
     bound = bind_arguments(template, op, ctx.nf)
-    leading = dict(zip(template.leading, (_tangent_args(op, ctx), ans), strict=True))
+    tangents = _tangent_args(op, ctx)
+    leading = dict(zip(template.leading, (tangents, ans), strict=True))
+    given = set(read_names(tangents, []))
     if template.per_argnum:
         parts = []
         for position in _active_positions(op, ctx):
             argnum = {"argnum": cst.Integer(str(position))}
             instance = instantiate(template, {**bound, **leading, **argnum}, ctx.namer)
-            statements.extend(_select_items(s) for s in instance.statements)
-            parts.append(_select_items(instance.contributions[0]))
+            part = _reading_tangents(instance, given)
+            if part is not None:
+                statements.extend(part[0])
+                parts.append(part[1])
         return _sum(parts)
     instance = instantiate(template, {**bound, **leading}, ctx.namer)
-    statements.extend(_select_items(s) for s in instance.statements)
-    return _select_items(instance.contributions[0])
+    part = _reading_tangents(instance, given)
+    if part is None:
+        return None
+    statements.extend(part[0])
+    return part[1]
+
+
+def _reading_tangents(instance, given: set[str]):
+    """The statements and contribution of a forward rule's instance once each
+    ``tangents[k]`` is the argument's tangent or None; None when it reads no tangent at all.
+
+    A tangent is linear in the tangents of the arguments, so one that reads none of them is
+    zero: the arguments that vary are read only for their shapes (``b`` in
+    ``solve_transposed(a, g, b)``). The caller then writes the zero tangent of the result,
+    with the batch axis of the sweep; a helper called with nothing but None would have no
+    way to know how many directions the sweep carries."""
+    statements = [_select_items(s) for s in instance.statements]
+    contribution = _select_items(instance.contributions[0])
+    read: list[str] = []
+    for node in (*statements, contribution):
+        read_names(node, read)
+    if not given.intersection(read):
+        return None
+    return statements, contribution
 
 
 def _active_positions(op: Operation, ctx: TangentContext) -> list[int]:

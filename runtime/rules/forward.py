@@ -62,7 +62,9 @@ registry.linear(
 )
 registry.linear(builtins.sum, positions=(0, 1))
 registry.linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, positions=(0, 1))
-registry.linear(np.einsum, positions=tuple(range(1, 32)))
+# (position 0 too: the first operand in the sublist form ``np.einsum(a, [0, 1], b, [1, 2])``;
+# a subscripts string there never has a tangent)
+registry.linear(np.einsum, positions=tuple(range(32)))
 
 # -- reductions that are not linear ---------------------------------------------------------------
 

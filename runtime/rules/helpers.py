@@ -180,7 +180,7 @@ def part_(tangents, ans, adjoint, key):
 @registry.jvp(einsum_adjoint)
 def einsum_adjoint_(tangents, ans, g, subscripts, operands, argnum, optimize=False):
     return einsum_adjoint_tangent(
-        tangents[0], tangents[2], g, subscripts, operands, argnum, optimize
+        tangents[0], tangents[1], tangents[2], g, subscripts, operands, argnum, optimize
     )
 
 
