@@ -124,7 +124,22 @@ def batch_index(t, index):
     if is_container(t):
         return t[index]
     items = index if isinstance(index, tuple) else (index,)
+    if _is_advanced(items):
+        # NumPy puts the axes of advanced indices separated by a slice first: the batch
+        # axis goes last, where indexing leaves it (and keeps it) whatever the index
+        return np.moveaxis(np.moveaxis(t, 0, -1)[items], -1, 0)
     return t[(slice(None), *items)]
+
+
+def _is_advanced(items) -> bool:
+    """An index with integer arrays or lists in it and no ``...`` (the batch axis cannot be
+    put last behind an Ellipsis, and a basic index keeps the batch axis first anyway)."""
+    if any(item is Ellipsis for item in items):
+        return False
+    return any(
+        isinstance(item, list) or (isinstance(item, np.ndarray) and item.dtype != np.bool_)
+        for item in items
+    )
 
 
 def map_examples(fn, position, args, kwargs):
@@ -136,6 +151,10 @@ def map_examples(fn, position, args, kwargs):
     for example in batch:
         args[position] = example
         out.append(fn(*args, **kwargs))
+    if out and isinstance(out[0], (list, tuple)):
+        # a sequence per direction (the adjoint of a join, one piece per array joined): a
+        # sequence of batched pieces, which need not have one shape between them
+        return [np.stack(pieces) for pieces in zip(*out, strict=True)]
     return np.stack(out)
 
 
@@ -246,6 +265,10 @@ def set_batch_item(t, index, value):
         t[index] = value
         return t
     items = index if isinstance(index, tuple) else (index,)
+    if _is_advanced(items):  # the batch axis last, as in `batch_index` (a view: in place)
+        moved = np.moveaxis(t, 0, -1)
+        moved[items] = np.moveaxis(value, 0, -1) if np.ndim(value) else value
+        return t
     t[(slice(None), *items)] = value
     return t
 
@@ -325,6 +348,9 @@ def accumulate_tangent(tdx, index, tg, dx):
         return tdx
     if np.ndim(tdx) > np.ndim(dx):
         items = index if isinstance(index, tuple) else (index,)
+        if _is_advanced(items):  # the batch axis last, as in `batch_index` (views: in place)
+            accumulate_at(np.moveaxis(tdx, 0, -1), items, np.moveaxis(np.asarray(tg), 0, -1))
+            return tdx
         return accumulate_at(tdx, (slice(None), *items), tg)
     return accumulate_at(tdx, index, tg)
 
