@@ -26,6 +26,7 @@ __all__ = [
     "prod_of_others",
     "reverse_cumsum",
     "safe_divide",
+    "scaled_power",
     "solve_adjoint_a",
     "solve_transposed",
     "split_like",
@@ -64,6 +65,29 @@ def safe_divide(x, y):
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient
+
+
+def scaled_power(c, x, p):
+    """``c * x ** p``, but exactly 0 wherever ``c`` is 0, and never an exception.
+
+    The slope of ``x ** y`` in ``x`` is ``scaled_power(g * y, x, y - 1)``. Written as ``g * y *
+    x ** (y - 1)`` it would be ``0 * inf = NaN`` at ``x = 0`` for ``y = 0`` (where ``x ** 0``
+    is the constant 1, slope 0), and Python numbers raise ``ZeroDivisionError`` for ``0.0 **
+    -1.0``. A negative power of 0 is ``inf`` here (an infinite slope is a value, as in
+    `safe_divide`). Its own rules make it differentiable again: the slope of ``x ** 2`` at 0
+    is 0 and its second derivative 2. The compiler writes the plain ``c * x ** p`` where `p`
+    is a number it knows to be >= 0 (then ``x ** p`` is finite).
+    """
+    if isinstance(p, (int, float, np.number)) and p >= 0:
+        return c * x**p
+    scalars = all(isinstance(v, (int, float)) for v in (c, x, p))
+    x = np.asarray(x, dtype=np.result_type(x, 1.0))  # integers to negative powers fail
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.multiply(c, np.power(x, p))
+    zero = np.asarray(c) == 0
+    if zero.any():
+        out = np.where(zero, 0.0, out)
+    return float(out) if scalars else out[()]
 
 
 def tie_weights(x, y, ans):

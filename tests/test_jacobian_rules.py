@@ -60,7 +60,7 @@ def rk4(y0):
     t = 0.0
     h = 0.1
     states = [y0]
-    for i in range(5):
+    for _step in range(5):
         k1 = _rhs(t, y, 2.0)
         k2 = _rhs(t + h / 2, y + h / 2 * k1, 2.0)
         k3 = _rhs(t + h / 2, y + h / 2 * k2, 2.0)

@@ -39,6 +39,7 @@ from ..array_helpers import (
     prod_of_others,
     reverse_cumsum,
     safe_divide,
+    scaled_power,
     solve_adjoint_a,
     solve_transposed,
     split_like,
@@ -153,6 +154,16 @@ def safe_divide_(g, ans, x, y):
     # -g * ans / y, written so that a zero g gives 0 even where ans / y is infinite (the
     # masked branch of a NaN-safe rule, differentiated again)
     return safe_divide(g, y), -safe_divide(safe_divide(ans, y), safe_divide(1.0, g))
+
+
+@registry.vjp(scaled_power, elementwise=True)
+def scaled_power_(g, ans, c, x, p):
+    # c * x ** p: zero where c (or g) is 0 whatever x ** (p - 1) is there
+    return (
+        scaled_power(g, x, p),
+        scaled_power(g * c * p, x, p - 1),
+        g * ans * np.log(np.where(ans == 0, 1.0, x)),
+    )
 
 
 @registry.vjp(index_adjoint)
