@@ -68,6 +68,10 @@ class Rule:
         batched_jvp: for a linear primitive whose arguments name axes or shapes, the forward
             rule for tangents with a leading batch axis (a Jacobian's directions). Without
             one, a batched sweep maps the primitive over the directions.
+        sequences: parameters that take a sequence of arrays (``concatenate``'s ``arrays``),
+            whose rules give one contribution per element. A list or tuple passed to any other
+            parameter of a NumPy function is one array (``np.var([x, 2 * x])``): the compiler
+            makes it one with ``np.asarray`` first, so no rule sees a list there.
     """
 
     primitive: Callable
@@ -80,6 +84,7 @@ class Rule:
     output: int | None = None
     linear: tuple[int, ...] | None = None
     batched_jvp: Callable | None = None
+    sequences: tuple[str, ...] = ()
 
     @property
     def has_forward_rule(self) -> bool:
@@ -202,6 +207,13 @@ class Registry:
             return template
 
         return decorate
+
+    def mark_sequences(self, primitive: Callable, *params: str) -> None:
+        """Mark the parameters of `primitive` that take a sequence of arrays (see
+        `Rule.sequences`)."""
+        old = self.lookup(primitive)
+        base = old if old is not None else Rule(primitive, qualified_name(primitive))
+        self._store(dataclasses.replace(base, sequences=tuple(params)), warn=False)
 
     def register_primitive(self, primitive: Callable) -> None:
         """Make `primitive` opaque: called as a unit, never transformed; its derivatives are

@@ -84,7 +84,7 @@ def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
     items = []
     for arg in op.args:
         if isinstance(arg, (cst.List, cst.Tuple)):
-            if any(ctx.of(e.value) is not None for e in arg.elements):
+            if _has_tangent(arg, ctx):
                 items.append(_sequence_tangent(arg, ctx))
             else:
                 items.append(cst.Name("None"))
@@ -94,12 +94,22 @@ def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
     return cst.Tuple(tuple(cst.Element(i) for i in items))
 
 
+def _has_tangent(arg, ctx: TangentContext) -> bool:
+    """Some element of `arg`, a (nested) list or tuple literal, has a tangent."""
+    return any(ctx.of(cst.Name(name)) is not None for name in names_in(arg))
+
+
 def _sequence_tangent(arg, ctx: TangentContext):
-    elements = tuple(
-        e.with_changes(value=ctx.of(e.value) if ctx.of(e.value) is not None else ctx.zero(e.value))
-        for e in arg.elements
-    )
-    return arg.with_changes(elements=elements)
+    """The tangent of a (nested) list or tuple literal: element by element, zeros where an
+    element has none (``[[x, 1.0]]`` -> ``[[tx, 0.0]]``)."""
+    elements = []
+    for e in arg.elements:
+        if isinstance(e.value, (cst.List, cst.Tuple)):
+            elements.append(e.with_changes(value=_sequence_tangent(e.value, ctx)))
+            continue
+        tangent = ctx.of(e.value)
+        elements.append(e.with_changes(value=tangent if tangent is not None else ctx.zero(e.value)))
+    return arg.with_changes(elements=tuple(elements))
 
 
 def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: list):

@@ -186,6 +186,59 @@ def instantiate(
     return Instance(statements, (None if _is_none(result) else result,), single=True)
 
 
+def takes_one_array(primitive: object, position: int | None, keyword: str | None = None) -> bool:
+    """Whether a list or tuple passed to `primitive` at `position` (or as `keyword`) is one
+    array: the parameter of a NumPy function with a rule that differentiates it and does not
+    take a sequence of arrays (`Rule.sequences`). ``np.dot(x, [1.0, 2.0])`` and
+    ``np.var([x, 2 * x])`` are; ``np.concatenate([a, b])``, ``np.reshape(x, (3, 4))`` and
+    ``np.sum(x, axis=(0, 1))`` are not. The normal form converts the first kind with
+    ``np.asarray``, as NumPy itself does, so that no rule reads a list's shape."""
+    from s2sgrad.runtime import registry
+
+    rule = registry.lookup(primitive)
+    if rule is None or rule.vjp is None or not rule.name.startswith("numpy."):
+        return False
+    template = load_template(rule.vjp)
+    if keyword is not None:
+        name = keyword
+    elif position is not None and position < len(template.params):
+        name = template.params[position]
+    else:
+        name = template.varargs
+    if name is None or name in rule.sequences or name not in template.params:
+        return False
+    k = template.params.index(name)
+    if not isinstance(template.result, cst.Tuple):
+        return k == 0
+    elements = template.result.elements
+    return k < len(elements) and not _is_none(elements[k].value)
+
+
+def one_array_arguments(callee: object, method: str | None, args) -> frozenset[int]:
+    """The positions in `args` (a call's ``cst.Arg``s) of the list and tuple literals that
+    `takes_one_array` says are one array, for a call of `callee` (None if unknown) or of the
+    array method `method` (whose receiver is the NumPy function's first argument)."""
+    if method is not None:
+        from .operations import _METHODS
+
+        entry = _METHODS.get(method)
+        callee, shift = (entry[0], 1) if entry is not None and entry[1] is None else (None, 0)
+    else:
+        shift = 0
+    if callee is None:
+        return frozenset()
+    found = set()
+    position = shift
+    for k, arg in enumerate(args):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if isinstance(arg.value, (cst.List, cst.Tuple)) and takes_one_array(
+            callee, None if keyword else position, keyword
+        ):
+            found.add(k)
+        position += keyword is None
+    return frozenset(found)
+
+
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 

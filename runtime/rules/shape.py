@@ -81,3 +81,11 @@ def array(g, ans, object, dtype=None):
 @vjp(builtins.sum)
 def builtin_sum(g, ans, iterable, start=0):
     return repeated(g, iterable), g
+
+
+# parameters taking a sequence of arrays: a list passed there is not one array
+registry.mark_sequences(np.concatenate, "arrays")
+registry.mark_sequences(np.stack, "arrays")
+registry.mark_sequences(np.array, "object")
+registry.mark_sequences(np.asarray, "object")
+registry.mark_sequences(np.einsum, "subscripts", "operands")  # sublists: [0, 1]
