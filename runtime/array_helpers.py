@@ -22,6 +22,8 @@ __all__ = [
     "inner_adjoint_a",
     "inner_adjoint_b",
     "invert_axes",
+    "linspace_adjoint",
+    "linspace_weights",
     "norm_adjoint",
     "prod_of_others",
     "reverse_cumsum",
@@ -437,6 +439,26 @@ def singular_derivative_tangent(x, tx, ord):
         return du @ vt + u @ np.swapaxes(dv, -1, -2)
     i = 0 if ord == 2 else -1
     return du[..., :, [i]] * vt[..., [i], :] + u[..., :, [i]] * np.swapaxes(dv, -1, -2)[..., [i], :]
+
+
+def linspace_weights(num, endpoint=True):
+    """Where each sample of ``np.linspace(start, stop, num, endpoint)`` lies between the ends,
+    from 0 (`start`) to 1 (`stop`): the slope of each sample in `stop`."""
+    num = int(num)
+    div = num - 1 if endpoint else num
+    steps = np.arange(num, dtype=np.float64)
+    return steps / div if div > 0 else steps * 0.0
+
+
+def linspace_adjoint(g, start, stop, num=50, endpoint=True, axis=0, end=0):
+    """The adjoint of `start` (``end=0``) or `stop` (``end=1``) in ``np.linspace(start, stop,
+    num, endpoint, axis=axis)``: each sample is ``start + t * (stop - start)``, so `g` along the
+    samples' axis is summed with weights ``1 - t`` or ``t``, then reduced to the end's shape
+    (ends may broadcast against each other)."""
+    t = linspace_weights(num, endpoint)
+    weights = t if end else 1.0 - t
+    summed = np.tensordot(weights, np.moveaxis(np.asarray(g), axis, 0), axes=(0, 0))
+    return unbroadcast(summed, start if end == 0 else stop)
 
 
 def delete_adjoint(g, arr, obj, axis=None):

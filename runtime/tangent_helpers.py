@@ -41,6 +41,7 @@ __all__ = [
     "einsum_adjoint_tangent",
     "identity_directions",
     "lift_tangent",
+    "linspace_tangent",
     "map_examples",
     "matmul_tangent",
     "matmul_tangent_jvp",
@@ -271,6 +272,31 @@ def set_batch_item(t, index, value):
         return t
     t[(slice(None), *items)] = value
     return t
+
+
+def linspace_tangent(tstart, tstop, start, stop, num=50, endpoint=True, axis=0, ans=None):
+    """The tangent of ``np.linspace(start, stop, num, endpoint, axis=axis)`` from tangents of
+    its ends (None: none, a batched one with the sweep's directions first). It is linear in
+    both ends together (the samples of tangents are the tangents of the samples), so it is
+    ``np.linspace`` of the tangents, the samples' axis behind the batch axis when batched."""
+    batch = next(
+        (np.shape(t)[0] for t, p in ((tstart, start), (tstop, stop)) if _batched(t, p)), None
+    )
+    rank = max(np.ndim(start), np.ndim(stop))
+
+    def lined_up(t, primal):
+        if t is None:
+            return 0.0
+        if batch is None:
+            return t
+        t = t if _batched(t, primal) else np.broadcast_to(t, (batch, *np.shape(t)))
+        return _lift_to(t, rank)
+
+    ends = (lined_up(tstart, start), lined_up(tstop, stop))
+    if batch is None:
+        return np.linspace(*ends, int(num), endpoint=endpoint, axis=axis)
+    out = np.linspace(*ends, int(num), endpoint=endpoint, axis=axis % (rank + 1) + 1)
+    return np.broadcast_to(out, (batch, *np.shape(ans))) if ans is not None else out
 
 
 def norm_axes(x, axis=None):

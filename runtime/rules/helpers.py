@@ -35,6 +35,8 @@ from ..array_helpers import (
     inner_adjoint_a,
     inner_adjoint_b,
     invert_axes,
+    linspace_adjoint,
+    linspace_weights,
     norm_adjoint,
     prod_of_others,
     reverse_cumsum,
@@ -75,6 +77,7 @@ from ..tangent_helpers import (
     einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
+    linspace_tangent,
     matmul_tangent,
     matmul_tangent_jvp,
     norm_adjoint_tangent,
@@ -107,6 +110,7 @@ registry.register_nondiff(
         batch_permutation,
         norm_axes,
         identity_directions,
+        linspace_weights,
     ]
 )
 registry.linear(
@@ -141,6 +145,7 @@ registry.linear(
     columns_to_jacobian,
     rows_to_jacobian,
 )
+registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(diagonal_directions, positions=(1,))
 registry.linear(diagonal_times, times_diagonal, positions=(0, 1))
@@ -193,6 +198,14 @@ def einsum_adjoint_(tangents, ans, g, subscripts, operands, argnum, optimize=Fal
     return einsum_adjoint_tangent(
         tangents[0], tangents[1], tangents[2], g, subscripts, operands, argnum, optimize
     )
+
+
+@registry.jvp(linspace_tangent)
+def linspace_tangent_(
+    tangents, ans, tstart, tstop, start, stop, num=50, endpoint=True, axis=0, a=None
+):
+    # linear in the two tangents together (the ends are read for their shapes)
+    return linspace_tangent(tangents[0], tangents[1], start, stop, num, endpoint, axis, a)
 
 
 @registry.jvp(prod_of_others)
