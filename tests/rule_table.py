@@ -228,6 +228,15 @@ SHAPE = [
     Row(np.delete, (((5,),),), args=lambda x: (x, [0, 3])),
     Row(np.flip, (((2, 3),),), kwargs={"axis": 1}),
     Row(np.broadcast_to, (((3, 1),), ((4,),), ((),)), args=lambda x: (x, (2, 3, 4))),
+    Row(np.linspace, (((), ()), ((2,), (2,)), ((3,), ())), args=lambda a, b: (a, b, 4)),
+    Row(
+        np.linspace,
+        (((2,), ()),),
+        args=lambda a, b: (a, b, 3),
+        kwargs={"endpoint": False, "axis": -1},
+    ),
+    Row(np.full, (((),), ((3,),)), args=lambda v: ((2, 3), v)),
+    Row(np.full_like, (((),), ((3,),)), args=lambda v: (np.zeros((2, 3)), v)),
     Row(np.concatenate, (((2, 3), (1, 3)),), args=lambda x, y: ([x, y],)),
     Row(
         np.concatenate,
@@ -411,5 +420,5 @@ NONDIFFERENTIABLE = [
     builtins.len,
     np.shape,
     np.zeros_like,
-    np.arange,
+    np.eye,
 ]
