@@ -121,17 +121,27 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
 
 
 def _batch_from_any_tangent(funcdef: cst.FunctionDef, split: ForwardSplit) -> cst.FunctionDef:
-    """In a batched callee, ``_batch`` comes from whichever tangents the caller passed."""
+    """In a batched callee, the number of directions (``_batch``, as the forward pass named
+    it) comes from whichever tangents the caller passed."""
+    batch = next((_assigns_batch(s) for s in funcdef.body.body if _assigns_batch(s)), None)
+    if batch is None:  # no parameters: nothing varies
+        return funcdef
     names = ", ".join(split.tangent_names[p] for p in split.params)
-    statement = cst.parse_statement(f"_batch = batch_size({names})")
+    statement = cst.parse_statement(f"{batch} = batch_size({names})")
     body = [statement, *[s for s in funcdef.body.body if not _assigns_batch(s)]]
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
 
 
-def _assigns_batch(line) -> bool:
-    return (
-        isinstance(line, cst.SimpleStatementLine)
-        and isinstance(line.body[0], cst.Assign)
-        and isinstance(line.body[0].targets[0].target, cst.Name)
-        and line.body[0].targets[0].target.value == "_batch"
-    )
+def _assigns_batch(line) -> str | None:
+    """The name `line` assigns the batch size to (``_batch = batch_size(tx)``), or None."""
+    if not (isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)):
+        return None
+    target, value = line.body[0].targets[0].target, line.body[0].value
+    if (
+        isinstance(target, cst.Name)
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "batch_size"
+    ):
+        return target.value
+    return None

@@ -33,6 +33,9 @@ class TangentContext:
         self.shapes = shapes
         self.batched = batched
         self.nf = None
+        # the number of directions of a batched sweep (``_batch``, or a fresh variant of it
+        # when the function has a local of that name)
+        self.batch = namer.fresh("_batch") if batched else None
 
     def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         raise NotImplementedError
@@ -42,7 +45,7 @@ class TangentContext:
         if not self.batched and self.shapes.is_scalar(expr):
             return cst.Float("0.0")
         if self.batched:
-            return call("zero_tangent", expr, cst.Name("_batch"))
+            return call("zero_tangent", expr, cst.Name(self.batch))
         return call("zero_tangent", expr)
 
     def index(self, source: cst.BaseExpression, index) -> cst.BaseExpression:
