@@ -128,9 +128,14 @@ class Registry:
     def lookup(self, primitive: object) -> Rule | None:
         """The rule for `primitive`, or None if it has none."""
         try:
-            return self._rules.get(primitive)
+            rule = self._rules.get(primitive)
         except TypeError:  # unhashable callables cannot be primitives
             return None
+        if rule is None:  # an ``sg.primitive`` wrapper: the rules of the function it wraps
+            wrapped = getattr(primitive, "__sg_primitive__", None)
+            if wrapped is not None:
+                return self._rules.get(wrapped)
+        return rule
 
     def __contains__(self, primitive: object) -> bool:
         return self.lookup(primitive) is not None
