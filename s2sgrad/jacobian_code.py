@@ -15,8 +15,10 @@ being generated code like any other, it can be differentiated again
 
 Which sweep: a batched forward sweep (one direction per input element) or a batched forward
 sweep over the VJP (one per output element), ``mode="auto"`` choosing at run time by the two
-sizes. Both are seeded with the identity, so tangents that stay diagonal are kept as their
-diagonal (`transforms/diagonal.py`). For an argument on which the output depends element by
+sizes. Where the VJP cannot be generated because a primitive has a forward rule only (the
+helpers of generated gradient code: ``sg.jacobian(sg.grad(f))``), the forward sweep is used.
+Both are seeded with the identity, so tangents that stay diagonal are kept as their diagonal
+(`transforms/diagonal.py`). For an argument on which the output depends element by
 element (see `composed.is_elementwise`) the forward sweep is used whatever the mode: its
 tangents stay diagonal to the end, where the Jacobian is built from the diagonal once.
 """
@@ -159,15 +161,22 @@ class _Builder:
             return self._forward_lines(result, name)
         primal = self._use(self.inner)
         out = self.namer.fresh("_out")
+        try:
+            reverse = self._reverse_lines(result, name, out)
+        except LookupError:
+            # a primitive with a forward rule only (the tangent helpers of generated code,
+            # a user rule registered with register_jvp alone): the forward sweep gives the
+            # same Jacobian (and raises the error if it cannot either)
+            return self._forward_lines(result, name)
         lines = [f"{out} = {primal}({self.call_args})"]
         if mode == "reverse":
-            return lines + self._reverse_lines(result, name, out)
+            return lines + reverse
         return [
             *lines,
             f"if np.size({name}) < np.size({out}):",
             *("    " + line for line in self._forward_lines(result, name)),
             "else:",
-            *("    " + line for line in self._reverse_lines(result, name, out)),
+            *("    " + line for line in reverse),
         ]
 
     def _forward_lines(self, result: str, name: str) -> list[str]:

@@ -155,9 +155,11 @@ def test_hvp_matches_hessian_times_v(f, x):
 
 
 @pytest.mark.parametrize(("f", "x"), CASES, ids=IDS)
-def test_forward_jacobian_of_gradient(f, x):
-    got = sg.jacobian(sg.grad(f), mode="forward")(x)
-    np.testing.assert_allclose(got, _fd_hessian(f, x), rtol=1e-5, atol=1e-6)
+def test_jacobian_of_gradient_in_both_modes(f, x):
+    expected = _fd_hessian(f, x)
+    for mode in ("reverse", "forward"):
+        got = sg.jacobian(sg.grad(f), mode=mode)(x)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=mode)
 
 
 def linear_sum(x):
