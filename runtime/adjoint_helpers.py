@@ -130,6 +130,8 @@ def match_shape(g, x):
         return g
     if len(_shape(g)) > len(shape):
         return unbroadcast(g, x)
+    if x.__class__ is list:
+        x = np.asarray(x)
     dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
     return np.full(shape, g, dtype=dtype)
 

@@ -19,6 +19,7 @@ __all__ = [
     "einsum_adjoint",
     "einsum_operands",
     "extremum_weights",
+    "floating",
     "inner_adjoint_a",
     "inner_adjoint_b",
     "invert_axes",
@@ -44,6 +45,13 @@ def _axes(axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def floating(x):
+    """`x` as an array of a floating type (float32 stays float32, integers become float64); a
+    list or tuple of numbers becomes the array NumPy reads it as."""
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.result_type(x.dtype, 1.0))
 
 
 def safe_divide(x, y):
@@ -83,7 +91,7 @@ def scaled_power(c, x, p):
     if isinstance(p, (int, float, np.number)) and p >= 0:
         return c * x**p
     scalars = all(isinstance(v, (int, float)) for v in (c, x, p))
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))  # integers to negative powers fail
+    x = floating(x)  # integers to negative powers fail
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.multiply(c, np.power(x, p))
     zero = np.asarray(c) == 0
@@ -122,7 +130,7 @@ def prod_of_others(a, axis=None):
     This is the derivative of ``np.prod(a, axis)``. It is built from exclusive cumulative
     products from both ends, so it is exact when the slice holds zeros (``ans / a`` is not).
     """
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    a = floating(a)
     axes = _axes(axis, a.ndim)
     if not axes:
         return np.ones_like(a)
@@ -359,7 +367,7 @@ def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
     ``ord``; matrix norms (``axis`` a pair, or ``x`` 2-D with ``ord`` given) support
     ``'fro'``, ``'nuc'``, ±1, ±2 and ±inf. Ties among maximal entries share the adjoint.
     """
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    x = floating(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
     )

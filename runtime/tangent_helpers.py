@@ -29,6 +29,7 @@ __all__ = [
     "batch_matmul_left_jvp",
     "batch_matmul_right",
     "batch_matmul_right_jvp",
+    "batch_part",
     "batch_permutation",
     "batch_shape",
     "batch_size",
@@ -141,6 +142,20 @@ def _is_advanced(items) -> bool:
         isinstance(item, list) or (isinstance(item, np.ndarray) and item.dtype != np.bool_)
         for item in items
     )
+
+
+def batch_part(t, adjoint, key):
+    """``part(adjoint, key)`` applied to each direction of a batched tangent `t` of
+    `adjoint`: a container's tangent holds batched tangents by key; an array adjoint's (a
+    list read as one array) is indexed behind the batch axis; a number's is the same for
+    every element."""
+    from .containers import part
+
+    if is_container(t):
+        return part(t, key)
+    if isinstance(adjoint, np.ndarray) and adjoint.ndim:
+        return t[:, key] if adjoint.shape[0] != 1 else t[:, 0]
+    return t
 
 
 def map_examples(fn, position, args, kwargs):
@@ -633,6 +648,16 @@ def _batched(t, primal) -> bool:
     return t is not None and np.ndim(t) > np.ndim(primal)
 
 
+def _one_array(t, primal):
+    """The tangent `t` of `primal` as one array when `primal` is a list read as one array
+    (its tangent is then a list of tangents, batched ones stacked behind the batch axis)."""
+    if not isinstance(t, (list, tuple)) or not isinstance(primal, (list, tuple)):
+        return t
+    if any(_batched(ti, pi) for ti, pi in zip(t, primal, strict=True)):
+        return batch_array(t)
+    return np.asarray(t)
+
+
 def einsum_adjoint_tangent(
     tg, tsubscripts, toperands, g, subscripts, operands, argnum, optimize=False
 ):
@@ -673,9 +698,10 @@ def prod_of_others_tangent(t, a, axis=None):
     """The tangent of ``prod_of_others(a, axis)`` (for each element, the product of the
     others in its slice): exact with zeros in the slice, by differentiating the two
     exclusive cumulative products it is built from, one step along the slice at a time."""
-    from .array_helpers import _axes
+    from .array_helpers import _axes, floating
 
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    t = _one_array(t, a)
+    a = floating(a)
     batched = _batched(t, a)
     t = np.asarray(t, dtype=a.dtype)
     if not batched:
@@ -771,11 +797,13 @@ def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=
     from .adjoint_helpers import unreduce
     from .array_helpers import (
         _vector_norm_derivative,
+        floating,
         norm_adjoint,
         safe_divide,
     )
 
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    tx = _one_array(tx, x)
+    x = floating(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
     )

@@ -93,7 +93,43 @@ def list_minus_array(x):
     return np.sum(([x, 3.0] - np.array([1.0, x * x])) ** 2)
 
 
+def var_of_list_local(x):
+    w = [x, 2 * x, 3.0]
+    return np.var(w)
+
+
+def sin_of_list_local(x):
+    w = [x, 2 * x, 3.0]
+    return np.sum(np.sin(w))
+
+
+def dot_of_tuple_local(x):
+    w = (x, x * x)
+    return np.dot(w, [1.0, 2.0])
+
+
+def norm_of_list_local(x):
+    w = [x, 2 * x]
+    return np.linalg.norm(w) * x
+
+
+def prod_of_list_local(x):
+    w = [x, x + 1.0, 3.0]
+    return np.prod(w)
+
+
+def list_local_minus(x):
+    w = [x, 2.0]
+    return np.sum((w - np.array([1.0, x])) ** 2)
+
+
 SCALAR_CASES = [
+    var_of_list_local,
+    sin_of_list_local,
+    dot_of_tuple_local,
+    norm_of_list_local,
+    prod_of_list_local,
+    list_local_minus,
     var_of_list,
     std_of_list,
     mean_of_list,
@@ -119,7 +155,9 @@ def test_scalar_input(f):
     expected = _fd(f, x)
     np.testing.assert_allclose(sg.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(sg.jvp(f, (x,), (1.0,))[1], expected, rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(sg.grad(sg.grad(f))(x), _fd(sg.grad(f), x), rtol=1e-5, atol=1e-6)
+    second = _fd(sg.grad(f), x)
+    np.testing.assert_allclose(sg.grad(sg.grad(f))(x), second, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sg.hessian(f)(x), second, rtol=1e-5, atol=1e-6)
 
 
 # -- vector input, a constant list the other operand --------------------------------------------
@@ -170,7 +208,25 @@ def clip_list_bounds(x):
     return np.clip(x, [-1.0, -1.0, 0.0], [0.5, 1.0, 1.0]) * x
 
 
+def var_of_rows(x):
+    rows = [x, np.sin(x), x * x]
+    return np.var(rows, axis=0)
+
+
+def dot_list_parameter(xs, v):
+    return np.dot(xs, v) ** 2
+
+
+def test_list_parameter_read_as_one_array():
+    xs, v = [0.3, -1.2], np.array([2.0, 0.5])
+    grad = sg.grad(dot_list_parameter)(xs, v)
+    assert isinstance(grad, list) and len(grad) == 2
+    expected = _fd(lambda a: dot_list_parameter(list(a), v), np.array(xs))
+    np.testing.assert_allclose(grad, expected, rtol=1e-6)
+
+
 VECTOR_CASES = [
+    var_of_rows,
     dot_list_right,
     dot_list_left,
     multiply_list,

@@ -21,8 +21,11 @@ import libcst as cst
 from .adjoints import call, index_value
 from .anf import name_expr
 from .operations import Operation, names_in
-from .templates import instantiate, load_template
+from .templates import instantiate, load_template, takes_one_array
 from .walk import read_names
+
+# operators that have no meaning for Python lists: a list operand of one is an array
+_ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.pow, operator.matmul, operator.mod)
 
 
 class TangentContext:
@@ -36,6 +39,32 @@ class TangentContext:
         # the number of directions of a batched sweep (``_batch``, or a fresh variant of it
         # when the function has a local of that name)
         self.batch = namer.fresh("_batch") if batched else None
+        self._containers: frozenset[str] | None = None
+
+    def containers(self) -> frozenset[str]:
+        """Names the normal form assigns a list or tuple literal (``w = [x, 2 * x]``): their
+        tangents are lists of tangents."""
+        if self._containers is None:
+            self._containers = frozenset(
+                target.target.value
+                for statement in (self.nf.statements if self.nf is not None else ())
+                if isinstance(statement, cst.Assign)
+                and isinstance(statement.value, (cst.List, cst.Tuple))
+                for target in statement.targets
+                if isinstance(target.target, cst.Name)
+            )
+        return self._containers
+
+    def as_array(self, op, arg, tangent, position=None, keyword=None):
+        """`tangent` of `arg`, made one array when `arg` is a list local that the primitive of
+        `op` reads as one array (``np.var(w)``): ``np.asarray`` of the list of tangents, or
+        in a batched sweep `batch_array` (the directions first, not second)."""
+        if not (isinstance(arg, cst.Name) and arg.value in self.containers()):
+            return tangent
+        operator_ = op.rule.primitive in _ARRAY_OPERATORS  # (lists have no w - v)
+        if not (operator_ or takes_one_array(op.rule.primitive, position, keyword)):
+            return tangent
+        return call("batch_array" if self.batched else "np.asarray", tangent)
 
     def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         raise NotImplementedError
@@ -85,7 +114,7 @@ def _batch_safe(rule) -> bool:
 def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
     """``tangents`` for a template: one entry per positional argument (None: no tangent)."""
     items = []
-    for arg in op.args:
+    for position, arg in enumerate(op.args):
         if isinstance(arg, (cst.List, cst.Tuple)):
             if _has_tangent(arg, ctx):
                 items.append(_sequence_tangent(arg, ctx))
@@ -93,6 +122,8 @@ def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
                 items.append(cst.Name("None"))
             continue
         tangent = ctx.of(arg)
+        if tangent is not None:
+            tangent = ctx.as_array(op, arg, tangent, position)
         items.append(tangent if tangent is not None else cst.Name("None"))
     return cst.Tuple(tuple(cst.Element(i) for i in items))
 
@@ -177,7 +208,7 @@ def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
     function = _spelling(op.rule)
     for position in _active_positions(op, ctx):
         args = [
-            _tangent_or_sequence(arg, ctx) if k == position else arg
+            _tangent_or_sequence(arg, ctx, op, k) if k == position else arg
             for k, arg in enumerate(op.args)
         ]
         packed = cst.Tuple(tuple(cst.Element(a) for a in args))
@@ -198,20 +229,21 @@ def _spelling(rule) -> cst.BaseExpression:
     return name_expr(rule.name.split(".")[-1])
 
 
-def _tangent_or_sequence(arg, ctx: TangentContext):
+def _tangent_or_sequence(arg, ctx: TangentContext, op=None, position=None):
     if isinstance(arg, (cst.List, cst.Tuple)):
         return _sequence_tangent(arg, ctx)
     tangent = ctx.of(arg)
-    return tangent if tangent is not None else ctx.zero(arg)
+    if tangent is None:
+        return ctx.zero(arg)
+    return ctx.as_array(op, arg, tangent, position) if op is not None else tangent
 
 
 def _linear(op: Operation, value: cst.BaseExpression, ctx: TangentContext):
     """The call `value` with one active argument at a time replaced by its tangent."""
     parts = []
     for position in _active_positions(op, ctx):
-        parts.append(
-            _replace_argument(value, op, position, _tangent_or_sequence(op.args[position], ctx))
-        )
+        tangent = _tangent_or_sequence(op.args[position], ctx, op, position)
+        parts.append(_replace_argument(value, op, position, tangent))
     return _sum(parts)
 
 
@@ -253,6 +285,7 @@ def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: lis
         tangent = ctx.of(arg) if isinstance(arg, cst.Name) else None
         if tangent is None:
             continue
+        tangent = ctx.as_array(op, arg, tangent, keyword=param)
         same = ctx.shapes.same(arg, target)
         full = full or same
         if ctx.batched and not same:

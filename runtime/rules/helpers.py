@@ -65,6 +65,7 @@ from ..tangent_helpers import (
     batch_matmul_left_jvp,
     batch_matmul_right,
     batch_matmul_right_jvp,
+    batch_part,
     batch_permutation,
     batch_shape,
     batch_size,
@@ -190,7 +191,7 @@ def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
 
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
-    return part(tangents[0], key)  # a container's tangent holds batched tangents by key
+    return batch_part(tangents[0], adjoint, key)
 
 
 @registry.jvp(einsum_adjoint)
