@@ -16,6 +16,7 @@ import s2sgrad as sg
 A = np.array([[2.0, 1.0, 0.0], [0.0, 3.0, 1.0], [1.0, 0.0, 4.0]])
 X = np.array([0.3, -1.2, 0.7])
 M = np.array([[0.3, -1.2, 0.5], [0.7, 2.0, -0.4]])
+T = np.array([[[0.3, -1.2, 0.5], [0.7, 2.0, -0.4]], [[1.1, 0.2, -0.6], [-0.3, 0.9, 1.4]]])
 
 
 def _fd_hessian(f, x, eps=1e-5):
@@ -86,6 +87,42 @@ def norm_spectral(m):
     return np.linalg.norm(m, 2)
 
 
+def norm_vector_minus_inf(x):
+    return np.linalg.norm(x, -np.inf)
+
+
+def norm_vector_zero(x):
+    return np.linalg.norm(x, 0) * np.sum(x**2)
+
+
+def norm_vector_minus_1(x):
+    return np.linalg.norm(x, -1)
+
+
+def norm_matrix_minus_1(m):
+    return np.linalg.norm(m, -1)
+
+
+def norm_matrix_minus_2(m):
+    return np.linalg.norm(m, -2)
+
+
+def norm_matrix_minus_inf(m):
+    return np.linalg.norm(m, -np.inf)
+
+
+def norm_stacked_matrices(t):
+    return np.sum(np.linalg.norm(t, "fro", axis=(1, 2)) ** 1.5)
+
+
+def norm_stacked_spectral(t):
+    return np.sum(np.linalg.norm(t, 2, axis=(0, 2)))
+
+
+def norm_last_axis_3d(t):
+    return np.sum(np.linalg.norm(t, axis=-1, keepdims=True) * t)
+
+
 def einsum_sum(x):
     return np.einsum("i->", x)
 
@@ -125,6 +162,15 @@ CASES = [
     (norm_matrix_inf, M),
     (norm_nuc, M),
     (norm_spectral, M),
+    (norm_vector_minus_inf, X),
+    (norm_vector_zero, X),
+    (norm_vector_minus_1, X),
+    (norm_matrix_minus_1, M),
+    (norm_matrix_minus_2, M),
+    (norm_matrix_minus_inf, M),
+    (norm_stacked_matrices, T),
+    (norm_stacked_spectral, T),
+    (norm_last_axis_3d, T),
     (einsum_sum, X),
     (einsum_trace, A),
     (einsum_trace_of_square, A / 3),
