@@ -143,6 +143,14 @@ def solve_rhs(b):
     return np.sum(np.linalg.solve(A, b))
 
 
+def solve_matrix_rhs(b):
+    return np.sum(np.linalg.solve(A, b))
+
+
+def trace_of_matrix(m):
+    return np.trace(m) + np.sum(m.T @ A)
+
+
 def solve_rhs_squared(b):
     return np.sum(np.linalg.solve(A, b) ** 2)
 
@@ -216,11 +224,22 @@ def linear_dot(x):
     return np.dot(A @ x, X)
 
 
-@pytest.mark.parametrize("f", [linear_sum, linear_dot, einsum_sum, solve_rhs])
-def test_linear_function_has_zero_second_derivatives_shaped_like_the_argument(f):
-    got = sg.hvp(f)(X, np.ones(3))
-    assert isinstance(got, np.ndarray) and got.shape == (3,)
+LINEAR = [
+    (linear_sum, X),
+    (linear_dot, X),
+    (einsum_sum, X),
+    (solve_rhs, X),
+    (solve_matrix_rhs, A),
+    (trace_of_matrix, A),
+    (einsum_trace, A),
+]
+
+
+@pytest.mark.parametrize(("f", "x"), LINEAR, ids=[f.__name__ for f, _ in LINEAR])
+def test_linear_function_has_zero_second_derivatives_shaped_like_the_argument(f, x):
+    got = sg.hvp(f)(x, np.ones_like(x))
+    assert isinstance(got, np.ndarray) and got.shape == x.shape
     np.testing.assert_array_equal(got, 0.0)
-    hessian = sg.hessian(f)(X)
-    assert isinstance(hessian, np.ndarray) and hessian.shape == (3, 3)
-    np.testing.assert_array_equal(hessian, 0.0)
+    for hessian in (sg.hessian(f)(x), sg.jacobian(sg.grad(f))(x)):
+        assert isinstance(hessian, np.ndarray) and hessian.shape == x.shape + x.shape
+        np.testing.assert_array_equal(hessian, 0.0)

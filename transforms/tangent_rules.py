@@ -153,7 +153,7 @@ def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: l
     bound = bind_arguments(template, op, ctx.nf)
     tangents = _tangent_args(op, ctx)
     leading = dict(zip(template.leading, (tangents, ans), strict=True))
-    given = set(read_names(tangents, []))
+    given = set(read_names(tangents, [])) - {"None"}
     if template.per_argnum:
         parts = []
         for position in _active_positions(op, ctx):
