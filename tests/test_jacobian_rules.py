@@ -83,7 +83,19 @@ def einsum_sublists_implicit(b):
     return np.einsum(b, [0, 1], b, [0, 1])
 
 
+TWICE = np.eye(3) * 2.0
+
+
+def _with_default_matrix(x, a=TWICE, scale=0.5):
+    return a @ x + np.linalg.norm(x, 1) * scale
+
+
+def callee_default_array(x):
+    return _with_default_matrix(x) * x + _with_default_matrix(x, scale=2.0)
+
+
 CASES = [
+    (callee_default_array, np.array([0.3, -1.2, 0.7])),
     (concatenate_unequal, np.linspace(0.1, 1.0, 5)),
     (concatenate_three, np.linspace(0.1, 1.0, 5)),
     (stack_rows, np.linspace(0.1, 1.0, 5)),
@@ -116,3 +128,9 @@ def test_einsum_sublist_gradient_and_hessian(f):
     np.testing.assert_allclose(grad, _fd_jacobian(total, b), rtol=1e-6, atol=1e-7)
     hessian = sg.hessian(total)(b)
     np.testing.assert_allclose(hessian, _fd_jacobian(sg.grad(total), b), rtol=1e-5, atol=1e-6)
+
+
+def test_jvp_through_a_callee_left_to_its_default_array():
+    x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, -0.5, 2.0])
+    _, tangent = sg.jvp(callee_default_array, (x,), (v,))
+    np.testing.assert_allclose(tangent, _fd_jacobian(callee_default_array, x) @ v, rtol=1e-6)
