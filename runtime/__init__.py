@@ -13,6 +13,8 @@ from .array_helpers import *  # noqa: F403
 from .array_helpers import __all__ as _array_all
 from .containers import *  # noqa: F403
 from .containers import __all__ as _container_all
+from .helper_tangents import *  # noqa: F403
+from .helper_tangents import __all__ as _helper_tangent_all
 from .registry import Registry, Rule, qualified_name, registry
 from .tangent_helpers import *  # noqa: F403
 from .tangent_helpers import __all__ as _tangent_all
@@ -27,5 +29,6 @@ __all__ = [
     *_adjoint_all,
     *_array_all,
     *_container_all,
+    *_helper_tangent_all,
     *_tangent_all,
 ]

@@ -73,6 +73,8 @@ def _shape(value) -> tuple:
     gets the shapes, not the values, of intermediates it reads only for their shape."""
     if value.__class__ is tuple:
         return value
+    if value.__class__ is list:  # a list of numbers (or arrays) read as one array
+        return np.shape(value)
     return getattr(value, "shape", ())
 
 
@@ -87,6 +89,8 @@ def unbroadcast(g, x, *operands):
     shape (3, 4), ``b``'s adjoint is ``3.0``, not ``1.0``. Without `operands`, `g` is taken to
     have the full result shape. Operands are read only for their shapes.
     """
+    if g.__class__ is list:  # a list operand's values times 1.0 (folded away): an array
+        g = np.asarray(g)
     gshape = getattr(g, "shape", ())
     shape = _shape(x)
     if not operands:
@@ -120,10 +124,14 @@ def unbroadcast(g, x, *operands):
 def match_shape(g, x):
     """`g` broadcast to exactly ``x``'s shape, as a fresh array when broadcasting was needed."""
     shape = _shape(x)
+    if g.__class__ is list:
+        g = np.asarray(g)
     if _shape(g) == shape:
         return g
     if len(_shape(g)) > len(shape):
         return unbroadcast(g, x)
+    if x.__class__ is list:
+        x = np.asarray(x)
     dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
     return np.full(shape, g, dtype=dtype)
 
@@ -212,6 +220,8 @@ def _is_basic_index(index) -> bool:
 
 def matmul_left(g, x, y):
     """The adjoint of `x` in ``x @ y``."""
+    if y.__class__ is list:  # a list operand is an array to ``@``
+        y = np.asarray(y)
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) == 2:
         return g @ y.T
     x_nd, y_nd = np.ndim(x), np.ndim(y)
@@ -231,6 +241,8 @@ def matmul_left(g, x, y):
 
 def matmul_right(g, x, y):
     """The adjoint of `y` in ``x @ y``."""
+    if x.__class__ is list:  # a list operand is an array to ``@``
+        x = np.asarray(x)
     if getattr(x, "ndim", 0) == 2 and getattr(y, "ndim", 0) == 2:
         return x.T @ g
     x_nd, y_nd = np.ndim(x), np.ndim(y)

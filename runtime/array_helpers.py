@@ -17,14 +17,19 @@ __all__ = [
     "dot_adjoint_a",
     "dot_adjoint_b",
     "einsum_adjoint",
+    "einsum_operands",
     "extremum_weights",
+    "floating",
     "inner_adjoint_a",
     "inner_adjoint_b",
     "invert_axes",
+    "linspace_adjoint",
+    "linspace_weights",
     "norm_adjoint",
     "prod_of_others",
     "reverse_cumsum",
     "safe_divide",
+    "scaled_power",
     "solve_adjoint_a",
     "solve_transposed",
     "split_like",
@@ -40,6 +45,13 @@ def _axes(axis, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     return tuple(sorted(int(a) % ndim for a in axes))
+
+
+def floating(x):
+    """`x` as an array of a floating type (float32 stays float32, integers become float64); a
+    list or tuple of numbers becomes the array NumPy reads it as."""
+    x = np.asarray(x)
+    return x if x.dtype.kind in "fc" else x.astype(np.result_type(x.dtype, 1.0))
 
 
 def safe_divide(x, y):
@@ -63,6 +75,29 @@ def safe_divide(x, y):
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient
+
+
+def scaled_power(c, x, p):
+    """``c * x ** p``, but exactly 0 wherever ``c`` is 0, and never an exception.
+
+    The slope of ``x ** y`` in ``x`` is ``scaled_power(g * y, x, y - 1)``. Written as ``g * y *
+    x ** (y - 1)`` it would be ``0 * inf = NaN`` at ``x = 0`` for ``y = 0`` (where ``x ** 0``
+    is the constant 1, slope 0), and Python numbers raise ``ZeroDivisionError`` for ``0.0 **
+    -1.0``. A negative power of 0 is ``inf`` here (an infinite slope is a value, as in
+    `safe_divide`). Its own rules make it differentiable again: the slope of ``x ** 2`` at 0
+    is 0 and its second derivative 2. The compiler writes the plain ``c * x ** p`` where `p`
+    is a number it knows to be >= 0 (then ``x ** p`` is finite).
+    """
+    if isinstance(p, (int, float, np.number)) and p >= 0:
+        return c * x**p
+    scalars = all(isinstance(v, (int, float)) for v in (c, x, p))
+    x = floating(x)  # integers to negative powers fail
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.multiply(c, np.power(x, p))
+    zero = np.asarray(c) == 0
+    if zero.any():
+        out = np.where(zero, 0.0, out)
+    return float(out) if scalars else out[()]
 
 
 def tie_weights(x, y, ans):
@@ -95,7 +130,7 @@ def prod_of_others(a, axis=None):
     This is the derivative of ``np.prod(a, axis)``. It is built from exclusive cumulative
     products from both ends, so it is exact when the slice holds zeros (``ans / a`` is not).
     """
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
+    a = floating(a)
     axes = _axes(axis, a.ndim)
     if not axes:
         return np.ones_like(a)
@@ -227,15 +262,38 @@ def _parse_einsum(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
     return inputs, output
 
 
+def einsum_operands(subscripts, operands) -> tuple[str, list[int]]:
+    """The subscripts of ``np.einsum(subscripts, *operands)`` as a string, and the positions
+    of the arrays in ``(subscripts, *operands)``. In the sublist form ``np.einsum(a, [0, 1],
+    b, [1, 2], [0, 2])`` the "subscripts" are the first array and integer lists follow each
+    array (an output list last): the positions are then 0, 2, 4, ..."""
+    if isinstance(subscripts, str):
+        return subscripts, list(range(1, len(operands) + 1))
+    full = (subscripts, *operands)
+    count = len(full) // 2
+
+    def letters(sublist) -> str:
+        return "".join("..." if s is Ellipsis else _LETTERS[int(s)] for s in sublist)
+
+    spec = ",".join(letters(full[2 * i + 1]) for i in range(count))
+    if len(full) % 2:
+        spec += "->" + letters(full[-1])
+    return spec, [2 * i for i in range(count)]
+
+
 def einsum_adjoint(g, subscripts, operands, argnum, optimize=False):
-    """The adjoint of operand ``argnum - 1`` of ``np.einsum(subscripts, *operands)``.
+    """The adjoint of the operand at position `argnum` of ``np.einsum(subscripts, *operands)``
+    (counting `subscripts`, which is the first operand in the sublist form).
 
     It is itself an einsum of `g` with the other operands, mapping the output's letters back to
     the operand's. Two cases need extra factors: a letter repeated in the operand (a diagonal,
     ``'ii->'``) gets an identity matrix, and a letter the operand alone sums over gets ones.
     Letters along which the operand was broadcast are summed back by `unbroadcast`.
     """
-    k = argnum - 1
+    full = (subscripts, *operands)
+    subscripts, positions = einsum_operands(subscripts, operands)
+    operands = [full[p] for p in positions]
+    k = positions.index(argnum)
     inputs, output = _parse_einsum(subscripts, [np.ndim(x) for x in operands])
     target, shape = inputs[k], np.shape(operands[k])
     other_subs = [s for i, s in enumerate(inputs) if i != k]
@@ -309,7 +367,7 @@ def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
     ``ord``; matrix norms (``axis`` a pair, or ``x`` 2-D with ``ord`` given) support
     ``'fro'``, ``'nuc'``, ±1, ±2 and ±inf. Ties among maximal entries share the adjoint.
     """
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
+    x = floating(x)
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
     )
@@ -389,6 +447,26 @@ def singular_derivative_tangent(x, tx, ord):
         return du @ vt + u @ np.swapaxes(dv, -1, -2)
     i = 0 if ord == 2 else -1
     return du[..., :, [i]] * vt[..., [i], :] + u[..., :, [i]] * np.swapaxes(dv, -1, -2)[..., [i], :]
+
+
+def linspace_weights(num, endpoint=True):
+    """Where each sample of ``np.linspace(start, stop, num, endpoint)`` lies between the ends,
+    from 0 (`start`) to 1 (`stop`): the slope of each sample in `stop`."""
+    num = int(num)
+    div = num - 1 if endpoint else num
+    steps = np.arange(num, dtype=np.float64)
+    return steps / div if div > 0 else steps * 0.0
+
+
+def linspace_adjoint(g, start, stop, num=50, endpoint=True, axis=0, end=0):
+    """The adjoint of `start` (``end=0``) or `stop` (``end=1``) in ``np.linspace(start, stop,
+    num, endpoint, axis=axis)``: each sample is ``start + t * (stop - start)``, so `g` along the
+    samples' axis is summed with weights ``1 - t`` or ``t``, then reduced to the end's shape
+    (ends may broadcast against each other)."""
+    t = linspace_weights(num, endpoint)
+    weights = t if end else 1.0 - t
+    summed = np.tensordot(weights, np.moveaxis(np.asarray(g), axis, 0), axes=(0, 0))
+    return unbroadcast(summed, start if end == 0 else stop)
 
 
 def delete_adjoint(g, arr, obj, axis=None):

@@ -50,10 +50,16 @@ def is_container(value) -> bool:
 
 
 def part(adjoint, key):
-    """The adjoint of element `key` of a container whose adjoint is `adjoint`."""
+    """The adjoint of element `key` of a container whose adjoint is `adjoint`.
+
+    An array adjoint belongs to a list or tuple a NumPy function read as one array
+    (``np.dot(w, v)`` for ``w = [x, y]``): element `key` is its row `key` (row 0 when that axis
+    is still broadcast). A number is the same for every element."""
     if isinstance(adjoint, (dict, list, tuple)):
         return adjoint[key]
-    return adjoint  # a number: the same for every element
+    if isinstance(adjoint, np.ndarray) and adjoint.ndim:
+        return adjoint[key] if adjoint.shape[0] != 1 else adjoint[0]
+    return adjoint
 
 
 def parts_of(g, value):

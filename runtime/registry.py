@@ -68,6 +68,10 @@ class Rule:
         batched_jvp: for a linear primitive whose arguments name axes or shapes, the forward
             rule for tangents with a leading batch axis (a Jacobian's directions). Without
             one, a batched sweep maps the primitive over the directions.
+        sequences: parameters that take a sequence of arrays (``concatenate``'s ``arrays``),
+            whose rules give one contribution per element. A list or tuple passed to any other
+            parameter of a NumPy function is one array (``np.var([x, 2 * x])``): the compiler
+            makes it one with ``np.asarray`` first, so no rule sees a list there.
     """
 
     primitive: Callable
@@ -80,6 +84,7 @@ class Rule:
     output: int | None = None
     linear: tuple[int, ...] | None = None
     batched_jvp: Callable | None = None
+    sequences: tuple[str, ...] = ()
 
     @property
     def has_forward_rule(self) -> bool:
@@ -123,9 +128,14 @@ class Registry:
     def lookup(self, primitive: object) -> Rule | None:
         """The rule for `primitive`, or None if it has none."""
         try:
-            return self._rules.get(primitive)
+            rule = self._rules.get(primitive)
         except TypeError:  # unhashable callables cannot be primitives
             return None
+        if rule is None:  # an ``sg.primitive`` wrapper: the rules of the function it wraps
+            wrapped = getattr(primitive, "__sg_primitive__", None)
+            if wrapped is not None:
+                return self._rules.get(wrapped)
+        return rule
 
     def __contains__(self, primitive: object) -> bool:
         return self.lookup(primitive) is not None
@@ -202,6 +212,13 @@ class Registry:
             return template
 
         return decorate
+
+    def mark_sequences(self, primitive: Callable, *params: str) -> None:
+        """Mark the parameters of `primitive` that take a sequence of arrays (see
+        `Rule.sequences`)."""
+        old = self.lookup(primitive)
+        base = old if old is not None else Rule(primitive, qualified_name(primitive))
+        self._store(dataclasses.replace(base, sequences=tuple(params)), warn=False)
 
     def register_primitive(self, primitive: Callable) -> None:
         """Make `primitive` opaque: called as a unit, never transformed; its derivatives are

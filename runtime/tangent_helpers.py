@@ -4,7 +4,8 @@ A tangent has exactly its primal's shape, or, in a *batched* sweep (several tang
 directions at once, for Jacobians and Hessians), one extra leading axis indexing the
 direction: ``(batch, *primal.shape)``. These helpers create zeros of that shape and line a
 tangent up with the result of a broadcasting call. The compiler emits them only where the
-shapes do not provably agree already.
+shapes do not provably agree already. The tangents of the adjoint helpers themselves (second
+order) are in `helper_tangents`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from .containers import ContainerAdjoint, is_container
 __all__ = [
     "accumulate_tangent",
     "add_to_diagonal",
-    "add_to_diagonal_jvp",
     "batch_array",
     "batch_axis",
     "batch_concatenate",
@@ -26,9 +26,8 @@ __all__ = [
     "batch_fresh_adjoint",
     "batch_index",
     "batch_matmul_left",
-    "batch_matmul_left_jvp",
     "batch_matmul_right",
-    "batch_matmul_right_jvp",
+    "batch_part",
     "batch_permutation",
     "batch_shape",
     "batch_size",
@@ -38,21 +37,16 @@ __all__ = [
     "columns_to_jacobian",
     "diagonal_directions",
     "diagonal_times",
-    "einsum_adjoint_tangent",
     "identity_directions",
     "lift_tangent",
+    "linspace_tangent",
     "map_examples",
     "matmul_tangent",
-    "matmul_tangent_jvp",
-    "norm_adjoint_tangent",
     "norm_axes",
-    "prod_of_others_tangent",
     "rows_to_jacobian",
     "set_batch_item",
     "solve_jvp",
-    "solve_jvp_tangent",
     "solve_tangent",
-    "solve_transposed_tangent",
     "tangent_sum",
     "times_diagonal",
     "writable_tangent",
@@ -124,7 +118,36 @@ def batch_index(t, index):
     if is_container(t):
         return t[index]
     items = index if isinstance(index, tuple) else (index,)
+    if _is_advanced(items):
+        # NumPy puts the axes of advanced indices separated by a slice first: the batch
+        # axis goes last, where indexing leaves it (and keeps it) whatever the index
+        return np.moveaxis(np.moveaxis(t, 0, -1)[items], -1, 0)
     return t[(slice(None), *items)]
+
+
+def _is_advanced(items) -> bool:
+    """An index with integer arrays or lists in it and no ``...`` (the batch axis cannot be
+    put last behind an Ellipsis, and a basic index keeps the batch axis first anyway)."""
+    if any(item is Ellipsis for item in items):
+        return False
+    return any(
+        isinstance(item, list) or (isinstance(item, np.ndarray) and item.dtype != np.bool_)
+        for item in items
+    )
+
+
+def batch_part(t, adjoint, key):
+    """``part(adjoint, key)`` applied to each direction of a batched tangent `t` of
+    `adjoint`: a container's tangent holds batched tangents by key; an array adjoint's (a
+    list read as one array) is indexed behind the batch axis; a number's is the same for
+    every element."""
+    from .containers import part
+
+    if is_container(t):
+        return part(t, key)
+    if isinstance(adjoint, np.ndarray) and adjoint.ndim:
+        return t[:, key] if adjoint.shape[0] != 1 else t[:, 0]
+    return t
 
 
 def map_examples(fn, position, args, kwargs):
@@ -136,6 +159,10 @@ def map_examples(fn, position, args, kwargs):
     for example in batch:
         args[position] = example
         out.append(fn(*args, **kwargs))
+    if out and isinstance(out[0], (list, tuple)):
+        # a sequence per direction (the adjoint of a join, one piece per array joined): a
+        # sequence of batched pieces, which need not have one shape between them
+        return [np.stack(pieces) for pieces in zip(*out, strict=True)]
     return np.stack(out)
 
 
@@ -246,8 +273,37 @@ def set_batch_item(t, index, value):
         t[index] = value
         return t
     items = index if isinstance(index, tuple) else (index,)
+    if _is_advanced(items):  # the batch axis last, as in `batch_index` (a view: in place)
+        moved = np.moveaxis(t, 0, -1)
+        moved[items] = np.moveaxis(value, 0, -1) if np.ndim(value) else value
+        return t
     t[(slice(None), *items)] = value
     return t
+
+
+def linspace_tangent(tstart, tstop, start, stop, num=50, endpoint=True, axis=0, ans=None):
+    """The tangent of ``np.linspace(start, stop, num, endpoint, axis=axis)`` from tangents of
+    its ends (None: none, a batched one with the sweep's directions first). It is linear in
+    both ends together (the samples of tangents are the tangents of the samples), so it is
+    ``np.linspace`` of the tangents, the samples' axis behind the batch axis when batched."""
+    batch = next(
+        (np.shape(t)[0] for t, p in ((tstart, start), (tstop, stop)) if _batched(t, p)), None
+    )
+    rank = max(np.ndim(start), np.ndim(stop))
+
+    def lined_up(t, primal):
+        if t is None:
+            return 0.0
+        if batch is None:
+            return t
+        t = t if _batched(t, primal) else np.broadcast_to(t, (batch, *np.shape(t)))
+        return _lift_to(t, rank)
+
+    ends = (lined_up(tstart, start), lined_up(tstop, stop))
+    if batch is None:
+        return np.linspace(*ends, int(num), endpoint=endpoint, axis=axis)
+    out = np.linspace(*ends, int(num), endpoint=endpoint, axis=axis % (rank + 1) + 1)
+    return np.broadcast_to(out, (batch, *np.shape(ans))) if ans is not None else out
 
 
 def norm_axes(x, axis=None):
@@ -325,6 +381,9 @@ def accumulate_tangent(tdx, index, tg, dx):
         return tdx
     if np.ndim(tdx) > np.ndim(dx):
         items = index if isinstance(index, tuple) else (index,)
+        if _is_advanced(items):  # the batch axis last, as in `batch_index` (views: in place)
+            accumulate_at(np.moveaxis(tdx, 0, -1), items, np.moveaxis(np.asarray(tg), 0, -1))
+            return tdx
         return accumulate_at(tdx, (slice(None), *items), tg)
     return accumulate_at(tdx, index, tg)
 
@@ -464,268 +523,15 @@ def batch_matmul_right(tg, tx, g, x, y):
     return out
 
 
-def _outer_directions(tangents, primals) -> int:
-    """How many directions an *outer* batched sweep carries, or 0: a forward sweep over
-    batched tangent code gives the tangent of a batched tangent one more leading axis."""
-    for t, p in zip(tangents, primals, strict=True):
-        if t is not None and np.ndim(t) > np.ndim(p):
-            return np.shape(t)[0]
-    return 0
-
-
-def _each_outer_direction(fn, tangents, primals, count):
-    """`fn(*tangents)` for each outer direction (an unbatched tangent passed as it is)."""
-    return np.stack(
-        [
-            fn(
-                *(
-                    t[k] if t is not None and np.ndim(t) > np.ndim(p) else t
-                    for t, p in zip(tangents, primals, strict=True)
-                )
-            )
-            for k in range(count)
-        ]
-    )
-
-
-def _terms(*parts):
-    """The sum of the parts that are not None (0.0 when none is)."""
-    found = [p for p in parts if p is not None]
-    return sum(found[1:], found[0]) if found else 0.0
-
-
-def add_to_diagonal_jvp(tt, tc, t, c, x):
-    """The tangent of ``add_to_diagonal(t, c, x)`` from tangents `tt` of `t` and `tc` of `c`
-    (None: none). It is linear in `t` and `c` together (``t + D(c)``), not in each apart, so
-    both are replaced at once."""
-    count = _outer_directions((tt, tc), (t, c))
-    if count:
-        return _each_outer_direction(
-            lambda a, b: add_to_diagonal_jvp(a, b, t, c, x), (tt, tc), (t, c), count
-        )
-    if tc is None:
-        return tt if tt is not None else 0.0
-    if tt is None:
-        return diagonal_directions(x, tc)
-    return add_to_diagonal(tt, tc, x)
-
-
-def matmul_tangent_jvp(tt, tx1, tx2, x1, x2, t, position, ans):
-    """The tangent of ``matmul_tangent(x1, x2, t, position, ans)`` from tangents `tt`, `tx1`,
-    `tx2` (None: none): it is bilinear in `t` and the operand at the other position (the one
-    at `position` is read only for its shape)."""
-    primals = (t, x1, x2)
-    count = _outer_directions((tt, tx1, tx2), primals)
-    if count:
-        return _each_outer_direction(
-            lambda a, b, c: matmul_tangent_jvp(a, b, c, x1, x2, t, position, ans),
-            (tt, tx1, tx2),
-            primals,
-            count,
-        )
-    other = None
-    if position == 0 and tx2 is not None:
-        other = matmul_tangent(x1, tx2, t, 0, ans)
-    elif position == 1 and tx1 is not None:
-        other = matmul_tangent(tx1, x2, t, 1, ans)
-    own = matmul_tangent(x1, x2, tt, position, ans) if tt is not None else None
-    return _terms(own, other)
-
-
-def batch_matmul_left_jvp(ttg, tty, tgv, ty_, tg, ty, g, x, y):
-    """The tangent of ``batch_matmul_left(tg, ty, g, x, y)`` (bilinear in ``(tg, y)`` and in
-    ``(g, ty)``) from the tangents `ttg`, `tty`, `tgv` (of `g`), `ty_` (of `y`)."""
-    return _product_helper_jvp(batch_matmul_left, "y", (ttg, tty, tgv, ty_), (tg, ty, g, x, y))
-
-
-def batch_matmul_right_jvp(ttg, ttx, tgv, tx_, tg, tx, g, x, y):
-    """The tangent of ``batch_matmul_right(tg, tx, g, x, y)`` (bilinear in ``(tg, x)`` and in
-    ``(g, tx)``) from the tangents `ttg`, `ttx`, `tgv` (of `g`), `tx_` (of `x`)."""
-    return _product_helper_jvp(batch_matmul_right, "x", (ttg, ttx, tgv, tx_), (tg, tx, g, x, y))
-
-
-def _product_helper_jvp(helper, operand, tangents, primals):
-    """The tangent of ``helper(tg, t, g, x, y)``, a batched product helper bilinear in ``(tg,
-    operand)`` and in ``(g, t)``, `operand` being ``"x"`` or ``"y"``; `tangents` are those of
-    ``tg``, ``t``, ``g`` and the operand (None: none)."""
-    ttg, tt, tgv, top = tangents
-    tg, t, g, x, y = primals
-    own = (tg, t, g, x if operand == "x" else y)
-    count = _outer_directions(tangents, own)
-    if count:
-        return _each_outer_direction(
-            lambda *each: _product_helper_jvp(helper, operand, each, primals), tangents, own, count
-        )
-    moved = (top, y) if operand == "x" else (x, top)
-    return _terms(
-        helper(ttg, tt, g, x, y) if ttg is not None or tt is not None else None,
-        helper(tg, None, g, *moved) if tg is not None and top is not None else None,
-        helper(None, t, tgv, x, y) if t is not None and tgv is not None else None,
-    )
-
-
 def _batched(t, primal) -> bool:
     return t is not None and np.ndim(t) > np.ndim(primal)
 
 
-def einsum_adjoint_tangent(tg, toperands, g, subscripts, operands, argnum, optimize=False):
-    """The tangent of ``einsum_adjoint(g, subscripts, operands, argnum)``, multilinear in `g`
-    and in every operand but the one whose adjoint it is (batched tangents one direction at
-    a time)."""
-    from .array_helpers import einsum_adjoint
-
-    def adjoint(g_, operands_):
-        return einsum_adjoint(g_, subscripts, operands_, argnum, optimize)
-
-    out = 0.0
-    if tg is not None:
-        if _batched(tg, g):
-            out = np.stack([adjoint(t, operands) for t in tg])
-        else:
-            out = adjoint(tg, operands)
-    for j, t in enumerate(toperands or ()):
-        if j == argnum - 1 or t is None:
-            continue
-        directions = t if _batched(t, operands[j]) else [t]
-        parts = [adjoint(g, [*operands[:j], d, *operands[j + 1 :]]) for d in directions]
-        out = out + (np.stack(parts) if _batched(t, operands[j]) else parts[0])
-    return out
-
-
-def prod_of_others_tangent(t, a, axis=None):
-    """The tangent of ``prod_of_others(a, axis)`` (for each element, the product of the
-    others in its slice): exact with zeros in the slice, by differentiating the two
-    exclusive cumulative products it is built from, one step along the slice at a time."""
-    from .array_helpers import _axes
-
-    a = np.asarray(a, dtype=np.result_type(a, 1.0))
-    batched = _batched(t, a)
-    t = np.asarray(t, dtype=a.dtype)
-    if not batched:
-        t = t[np.newaxis]
-    t = np.broadcast_to(t, (t.shape[0], *a.shape))
-    axes = _axes(axis, a.ndim)
-    if not axes:
-        out = np.zeros_like(t)
-        return out if batched else out[0]
-    ends = tuple(range(a.ndim - len(axes), a.ndim))
-    moved = np.moveaxis(a, axes, ends)
-    flat = moved.reshape(*moved.shape[: a.ndim - len(axes)], -1)
-    tmoved = np.moveaxis(t, [x + 1 for x in axes], [x + 1 for x in ends])
-    tflat = tmoved.reshape(t.shape[0], *flat.shape)
-    n = flat.shape[-1]
-    before = np.ones_like(flat)  # product of the elements before each one
-    tbefore = np.zeros_like(tflat)
-    for k in range(1, n):
-        before[..., k] = before[..., k - 1] * flat[..., k - 1]
-        tbefore[..., k] = (
-            tbefore[..., k - 1] * flat[..., k - 1] + before[..., k - 1] * tflat[..., k - 1]
-        )
-    after = np.ones_like(flat)  # product of the elements after each one
-    tafter = np.zeros_like(tflat)
-    for k in range(n - 2, -1, -1):
-        after[..., k] = after[..., k + 1] * flat[..., k + 1]
-        tafter[..., k] = (
-            tafter[..., k + 1] * flat[..., k + 1] + after[..., k + 1] * tflat[..., k + 1]
-        )
-    tothers = (tbefore * after + before * tafter).reshape(tmoved.shape)
-    out = np.moveaxis(tothers, [x + 1 for x in ends], [x + 1 for x in axes])
-    return out if batched else out[0]
-
-
-def solve_jvp_tangent(t_ta, t_tb, t_a, t_x, ta, a, b, x, out):
-    """The tangent of ``out = solve_jvp(ta, tb, a, b, x)``, which is ``solve(a, tb - ta @ x)``:
-    linear in ``ta, tb`` jointly, bilinear in ``ta`` and ``x``, and ``d solve(a, r) =
-    -solve(a, da @ solve(a, r))`` in `a` (None: no tangent)."""
-    total = 0.0
-    if t_ta is not None or t_tb is not None:
-        total = total + solve_jvp(t_ta, t_tb, a, b, x)
-    if ta is not None and t_x is not None:
-        total = total + solve_jvp(ta, None, a, b, t_x)
-    if t_a is not None:
-        total = total + solve_jvp(t_a, None, a, b, out)
-    return total
-
-
-def solve_transposed_tangent(t_a, t_g, a, g, b, out):
-    """The tangent of ``out = solve_transposed(a, g, b)``, which is ``solve(a^T, g)``:
-    ``solve(a^T, dg - da^T @ out)`` (None: no tangent)."""
-    from .array_helpers import _solves_vector, solve_transposed
-
-    if t_a is None and t_g is None:
-        return 0.0
-    rhs = 0.0 if t_g is None else t_g
-    if t_a is not None:
-        transposed = np.swapaxes(t_a, -1, -2)
-        if _solves_vector(a, b):
-            rhs = rhs - (transposed @ np.asarray(out)[..., None])[..., 0]
-        else:
-            rhs = rhs - transposed @ out
-    return solve_transposed(a, rhs, b)
-
-
-def _singular_part(g, tx, x, ord, axes, keepdims):
-    """``g * dD`` for the nuclear and spectral norms (``D`` depends on `x` alone)."""
-    from .adjoint_helpers import unreduce
-    from .array_helpers import singular_derivative_tangent
-
-    if tx is None:
-        return 0.0
-    rows, cols = axes[0] % x.ndim, axes[1] % x.ndim
-
-    def to_end(t):
-        return np.moveaxis(t, (rows, cols), (-2, -1))
-
-    def one(t):
-        d = singular_derivative_tangent(to_end(x), to_end(t), ord)
-        return np.moveaxis(d, (-2, -1), (rows, cols))
-
-    dD = np.stack([one(t) for t in tx]) if _batched(tx, x) else one(tx)
-    return unreduce(g, x, axes, keepdims) * dD
-
-
-def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=False):
-    """The tangent of ``norm_adjoint(g, ans, x, ord, axis, keepdims)`` (``g * D`` with ``D =
-    d norm / d x``) for the norms whose derivative is smooth where the norm is not 0: vector
-    norms of any real ``ord`` and the Frobenius norm. Piecewise-linear norms (``ord`` 0, 1,
-    inf; induced 1 and inf) have a locally constant ``D``. The nuclear and spectral norms'
-    ``D`` comes from the SVD, and so does its tangent (`singular_derivative_tangent`)."""
-    from .adjoint_helpers import unreduce
-    from .array_helpers import (
-        _vector_norm_derivative,
-        norm_adjoint,
-        safe_divide,
-    )
-
-    x = np.asarray(x, dtype=np.result_type(x, 1.0))
-    matrix = (axis is None and ord is not None and x.ndim == 2) or (
-        axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
-    )
-    axes = tuple(range(x.ndim)) if axis is None and ord is not None else axis
-
-    def expanded(t, primal):  # a reduced value (or its tangent) broadcast against x
-        if _batched(t, primal):
-            return np.stack([unreduce(d, x, axes, keepdims) for d in t])
-        return unreduce(t, x, axes, keepdims)
-
-    total = 0.0
-    if tg is not None:  # linear in g
-        if _batched(tg, g):
-            total = np.stack([norm_adjoint(d, ans, x, ord, axis, keepdims) for d in tg])
-        else:
-            total = norm_adjoint(tg, ans, x, ord, axis, keepdims)
-    p = 2.0 if ord in (None, "fro") else ord
-    if matrix and ord in ("nuc", 2, -2):
-        return total + _singular_part(g, tx, x, ord, axes, keepdims)
-    if matrix and ord not in (None, "fro"):
-        return total  # induced 1- and inf-norms: D is locally constant
-    if not matrix and (p in (0, 1) or np.isinf(p)):
-        return total
-    norm = unreduce(ans, x, axes, keepdims)
-    D = safe_divide(x, norm) if p == 2 else _vector_norm_derivative(x, norm, p, axes)
-    dD = 0.0  # D = sign(x) |x|^(p-1) / norm^(p-1): (p-1) D (dx / x - dnorm / norm)
-    if tx is not None:
-        dD = dD + (safe_divide(tx, norm) if p == 2 else (p - 1) * safe_divide(D * tx, x))
-    if tans is not None:
-        dD = dD - (p - 1) * safe_divide(D * expanded(tans, ans), norm)
-    return total + unreduce(g, x, axes, keepdims) * dD
+def _one_array(t, primal):
+    """The tangent `t` of `primal` as one array when `primal` is a list read as one array
+    (its tangent is then a list of tangents, batched ones stacked behind the batch axis)."""
+    if not isinstance(t, (list, tuple)) or not isinstance(primal, (list, tuple)):
+        return t
+    if any(_batched(ti, pi) for ti, pi in zip(t, primal, strict=True)):
+        return batch_array(t)
+    return np.asarray(t)

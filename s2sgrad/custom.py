@@ -11,6 +11,7 @@ rule. Called eagerly on plain NumPy values they are just the function.
 from __future__ import annotations
 
 import functools
+import types
 
 __all__ = ["custom_gradient", "primitive", "register_jvp", "register_vjp", "stop_gradient"]
 
@@ -101,7 +102,10 @@ def primitive(fn):
 
     A call of `fn` inside a transformed function is made as it is, never transformed; its
     derivatives come only from `register_vjp` and `register_jvp`, and asking for one it lacks
-    raises `LookupError` naming it (when the derivative is generated, for ``sg.grad``).
+    raises `LookupError` naming it (when the derivative is generated, for ``sg.grad``; at
+    ``gradient()`` time for tapes). For a Python function the result is a wrapper to use in
+    its place (``@sg.primitive`` rebinds the name): called on Tensors it is recorded as one
+    operation, whose derivative is the rule, not its body's operations one by one.
 
     Example:
         >>> @sg.primitive
@@ -116,7 +120,22 @@ def primitive(fn):
     from s2sgrad.runtime import registry
 
     registry.register_primitive(fn)
-    return fn
+    if not isinstance(fn, types.FunctionType):
+        return fn  # a ufunc or callable object: Tensors reach it through NumPy's protocols
+
+    @functools.wraps(fn)
+    def opaque(*args, **kwargs):
+        # under a tape, Tensor arguments make this one recorded call (its body runs on
+        # their values), whose derivative is the registered rule, or a LookupError at
+        # gradient() time; its operations are not recorded one by one
+        if tape_hooks:
+            result = _through_tape("primitive", opaque, args, kwargs)
+            if result is not NotImplemented:
+                return result
+        return fn(*args, **kwargs)
+
+    opaque.__sg_primitive__ = fn  # the registry finds fn's rules under either function
+    return opaque
 
 
 def register_vjp(fn, *, elementwise: bool | None = None):
@@ -150,6 +169,7 @@ def register_jvp(fn):
 def _registering(kind: str, fn, elementwise):
     if not callable(fn):
         raise TypeError(f"sg.register_{kind} takes the function to differentiate; got {fn!r}")
+    fn = getattr(fn, "__sg_primitive__", fn)  # the function an @sg.primitive wrapper calls
     import numpy as np
 
     from s2sgrad.runtime import registry

@@ -15,8 +15,10 @@ being generated code like any other, it can be differentiated again
 
 Which sweep: a batched forward sweep (one direction per input element) or a batched forward
 sweep over the VJP (one per output element), ``mode="auto"`` choosing at run time by the two
-sizes. Both are seeded with the identity, so tangents that stay diagonal are kept as their
-diagonal (`transforms/diagonal.py`). For an argument on which the output depends element by
+sizes. Where the VJP cannot be generated because a primitive has a forward rule only (the
+helpers of generated gradient code: ``sg.jacobian(sg.grad(f))``), the forward sweep is used.
+Both are seeded with the identity, so tangents that stay diagonal are kept as their diagonal
+(`transforms/diagonal.py`). For an argument on which the output depends element by
 element (see `composed.is_elementwise`) the forward sweep is used whatever the mode: its
 tangents stay diagonal to the end, where the Jacobian is built from the diagonal once.
 """
@@ -98,20 +100,27 @@ class _Builder:
     """Writes and compiles one specialization of a `ComposedJacobian`."""
 
     def __init__(self, composed: ComposedJacobian, args: tuple):
+        from s2sgrad.transforms.naming import Namer
+
         self.composed = composed
         self.args = args
         self.inner = concrete(composed.f, args)
         self.namespace: dict = dict(_HELPERS)
         self.call_args = ", ".join(composed.params)
+        # every name the function invents (its locals, the sweeps it calls) comes from here,
+        # clear of the parameters (a parameter named ``_out`` must not be overwritten)
+        self.namer = Namer({*composed.params, *self.namespace, composed.entry})
 
     def function(self) -> types.FunctionType:
         from s2sgrad.transforms import codegen
 
         composed = self.composed
         lines: list[str] = []
+        results = []
         for k, name in enumerate(composed.names):
-            lines.extend(self._jacobian_lines(k, name))
-        results = [f"_j{k}" for k in range(len(composed.names))]
+            result = self.namer.fresh(f"_j{k}")
+            lines.extend(self._jacobian_lines(result, name))
+            results.append(result)
         returned = results[0] if not composed.is_tuple else "(" + ", ".join(results) + ",)"
         imports = sorted(n for n in _HELPERS if n != "np" and any(n in line for line in lines))
         user_name = composed.analysis.fn.__name__
@@ -134,47 +143,55 @@ class _Builder:
         for alias, value in self.namespace.items():
             if value is fn:
                 return alias
-        alias = fn.__name__
-        while alias in self.namespace:
-            alias += "_"
+        alias = self.namer.fresh(fn.__name__)
         self.namespace[alias] = fn
         return alias
 
-    def _jacobian_lines(self, k: int, name: str) -> list[str]:
+    def _jacobian_lines(self, result: str, name: str) -> list[str]:
+        """Lines computing the Jacobian with respect to the parameter `name` into `result`."""
         if is_elementwise(forward_transform(self.inner, (name,))):
             # the forward sweep keeps the tangent diagonal all the way whatever the mode
             # (transforms/diagonal.py), building the full Jacobian once, at the end
-            return self._forward_lines(k, name)
-        return self._full_lines(k, name)
+            return self._forward_lines(result, name)
+        return self._full_lines(result, name)
 
-    def _full_lines(self, k: int, name: str) -> list[str]:
+    def _full_lines(self, result: str, name: str) -> list[str]:
         mode = self.composed.mode
         if mode == "forward":
-            return self._forward_lines(k, name)
+            return self._forward_lines(result, name)
         primal = self._use(self.inner)
-        lines = [f"_out = {primal}({self.call_args})"]
+        out = self.namer.fresh("_out")
+        try:
+            reverse = self._reverse_lines(result, name, out)
+        except LookupError:
+            # a primitive with a forward rule only (the tangent helpers of generated code,
+            # a user rule registered with register_jvp alone): the forward sweep gives the
+            # same Jacobian (and raises the error if it cannot either)
+            return self._forward_lines(result, name)
+        lines = [f"{out} = {primal}({self.call_args})"]
         if mode == "reverse":
-            return lines + self._reverse_lines(k, name)
+            return lines + reverse
         return [
             *lines,
-            f"if np.size({name}) < np.size(_out):",
-            *("    " + line for line in self._forward_lines(k, name)),
+            f"if np.size({name}) < np.size({out}):",
+            *("    " + line for line in self._forward_lines(result, name)),
             "else:",
-            *("    " + line for line in self._reverse_lines(k, name)),
+            *("    " + line for line in reverse),
         ]
 
-    def _forward_lines(self, k: int, name: str) -> list[str]:
+    def _forward_lines(self, result: str, name: str) -> list[str]:
         compiled = forward_transform(self.inner, (name,), batched=True, identity_seed=True)
         jvp = self._use(compiled.function_for(*self.args))
+        columns = self.namer.fresh(result.replace("_j", "_t", 1))
         return [
-            f"_t{k} = {jvp}({self.call_args})",
-            f"_j{k} = columns_to_jacobian(_t{k}, {name})",
+            f"{columns} = {jvp}({self.call_args})",
+            f"{result} = columns_to_jacobian({columns}, {name})",
         ]
 
-    def _reverse_lines(self, k: int, name: str) -> list[str]:
-        out = self.inner(*self.args)
+    def _reverse_lines(self, result: str, name: str, out: str) -> list[str]:
+        value = self.inner(*self.args)
         vjp = vjp_transform(self.inner, (name,))
-        vjp_fn = vjp.function_for(*self.args, out)
+        vjp_fn = vjp.function_for(*self.args, value)
         seed = vjp_fn.__code__.co_varnames[vjp_fn.__code__.co_argcount - 1]
         # the seed has the shape of the output, which the VJP code recomputes under the name
         # the primal's normal form returns: tell the shape analysis (diagonal tangents need it)
@@ -186,10 +203,11 @@ class _Builder:
         forward = forward_transform(
             vjp_fn, (seed,), batched=True, identity_seed=True, shaped_like=alike
         )
-        over_vjp = self._use(forward.function_for(*self.args, out))
+        over_vjp = self._use(forward.function_for(*self.args, value))
+        rows = self.namer.fresh(result.replace("_j", "_t", 1))
         return [
-            f"_t{k} = {over_vjp}({self.call_args}, _out)",
-            f"_j{k} = rows_to_jacobian(_t{k}[0], _out, {name})",
+            f"{rows} = {over_vjp}({self.call_args}, {out})",
+            f"{result} = rows_to_jacobian({rows}[0], {out}, {name})",
         ]
 
 

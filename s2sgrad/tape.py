@@ -709,14 +709,16 @@ def _detach(value):
 
 
 def _tape_hook(kind, fn, args, kwargs):
-    """Installed in `custom.tape_hooks`: handles Tensor arguments of stop_gradient and
-    custom_gradient functions (anything else is left to custom.py)."""
+    """Installed in `custom.tape_hooks`: handles Tensor arguments of stop_gradient,
+    custom_gradient and sg.primitive functions (anything else is left to custom.py)."""
     if not (_contains_tensor(args) or _contains_tensor(list(kwargs.values()))):
         return NotImplemented
     if kind == "stop_gradient":
         return _detach(args[0])
     if kind == "custom_gradient":
         return _custom_call(fn, args, kwargs)
+    if kind == "primitive":  # one recorded call of an sg.primitive function
+        return tensor.apply(fn, tuple(args), kwargs or None)
     return NotImplemented
 
 

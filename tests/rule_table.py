@@ -99,6 +99,11 @@ ELEMENTWISE = [
     *_binary([operator.mod, np.mod], domain=((0.1, 3.0), POSITIVE)),
     *_binary([np.arctan2, np.logaddexp]),
     *_binary([runtime.safe_divide], domain=((-2.0, 2.0), POSITIVE)),
+    Row(
+        runtime.scaled_power,
+        (((3, 4), (3, 4), (3, 4)), ((4,), (3, 4), ()), ((), (), ())),
+        domain=((-2.0, 2.0), POSITIVE, (-2.0, 2.0)),
+    ),
     *_binary([math.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
     *_binary([math.atan2], shapes=SCALAR_PAIR),
     Row(math.log, SCALAR_PAIR, domain=(POSITIVE, (1.5, 3.0))),
@@ -223,6 +228,15 @@ SHAPE = [
     Row(np.delete, (((5,),),), args=lambda x: (x, [0, 3])),
     Row(np.flip, (((2, 3),),), kwargs={"axis": 1}),
     Row(np.broadcast_to, (((3, 1),), ((4,),), ((),)), args=lambda x: (x, (2, 3, 4))),
+    Row(np.linspace, (((), ()), ((2,), (2,)), ((3,), ())), args=lambda a, b: (a, b, 4)),
+    Row(
+        np.linspace,
+        (((2,), ()),),
+        args=lambda a, b: (a, b, 3),
+        kwargs={"endpoint": False, "axis": -1},
+    ),
+    Row(np.full, (((),), ((3,),)), args=lambda v: ((2, 3), v)),
+    Row(np.full_like, (((),), ((3,),)), args=lambda v: (np.zeros((2, 3)), v)),
     Row(np.concatenate, (((2, 3), (1, 3)),), args=lambda x, y: ([x, y],)),
     Row(
         np.concatenate,
@@ -373,6 +387,7 @@ SYMBOLIC = [
     *_sym([np.arctan, math.atan], sp.atan),
     *_sym([np.arctan2, math.atan2], sp.atan2),
     *_sym([runtime.safe_divide], lambda x, y: x / y, ((-2.0, 2.0), POSITIVE)),
+    *_sym([runtime.scaled_power], lambda c, x, p: c * x**p, ((-2.0, 2.0), POSITIVE, (-2.0, 2.0))),
     *_sym([np.sinh, math.sinh], sp.sinh),
     *_sym([np.cosh, math.cosh], sp.cosh),
     *_sym([np.tanh, math.tanh], sp.tanh),
@@ -405,5 +420,5 @@ NONDIFFERENTIABLE = [
     builtins.len,
     np.shape,
     np.zeros_like,
-    np.arange,
+    np.eye,
 ]

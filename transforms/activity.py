@@ -16,6 +16,7 @@ import libcst as cst
 
 from .anf import NormalForm
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Classifier, Operation, is_append
+from .walk import read_names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +55,8 @@ def analyze_activity(
     while True:
         before = len(varied)
         for _, op in operations:
-            if op.differentiable and any(name in varied for name in op.input_names()):
+            inputs = [*op.input_names(), *_index_names(op)]  # np.r_[x, 1.0]: x flows
+            if op.differentiable and any(name in varied for name in inputs):
                 varied.update(op.targets)
         if len(varied) == before:
             break
@@ -70,10 +72,36 @@ def analyze_activity(
             break
     active = frozenset(varied & useful)
     for _, op in operations:
+        if op.differentiable and any(t in useful and t in varied for t in op.targets):
+            _check_index(op, nf, varied)
         if op.differentiable and any(t in active for t in op.targets):
             _check_rule(op, nf, mode)
     by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
     return Activity(operations=operations, active=active, by_statement=by_statement)
+
+
+def _index_names(op: Operation) -> list[str]:
+    if op.index is None:
+        return []
+    names: list[str] = []
+    for element in op.index:
+        read_names(element.slice, names)
+    return names
+
+
+def _check_index(op: Operation, nf: NormalForm, varied: set) -> None:
+    """A subscript whose index depends on the differentiated input (``np.r_[x, 1.0]``,
+    ``np.c_[...]``, ``np.mgrid[0:x:5j]``) has no rule: its derivative is not zero."""
+    if not any(name in varied for name in _index_names(op)):
+        return
+    origin = nf.origins.get(op.targets[0])
+    where = f" (used at {origin})" if origin is not None else ""
+    indexed = cst.Module(()).code_for_node(op.args[0])
+    raise LookupError(
+        f"no gradient registered for {indexed}[...] with an index that depends on the "
+        f"differentiated input{where}: build the array with np.concatenate, np.stack or "
+        f"np.array instead"
+    )
 
 
 def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:

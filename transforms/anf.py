@@ -50,6 +50,7 @@ from .naming import Namer
 from .operations import is_append
 from .parse import ParsedFunction
 from .resolve import RESERVED, Resolution
+from .templates import one_array_arguments
 from .walk import substitute_names
 
 
@@ -121,6 +122,9 @@ def is_literal(expr: cst.BaseExpression) -> bool:
 
 
 _NO_PARENS = {"lpar": (), "rpar": ()}
+# operators a Python list or tuple has no meaning for: an operand of one is an array
+# (``x @ [1.0, 2.0]``); ``+`` and ``*`` are left alone (they join and repeat lists)
+_ARRAY_ONLY = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.Modulo)
 
 
 class _Normalizer(LoopNormalizing):
@@ -534,7 +538,13 @@ class _Normalizer(LoopNormalizing):
         if is_literal(expr) or isinstance(expr, cst.Name):
             return self.atom(expr)
         if isinstance(expr, cst.BinaryOperation):
-            return cst.BinaryOperation(self.atom(expr.left), expr.operator, self.atom(expr.right))
+            left, right = (
+                self.as_array(e)
+                if isinstance(e, (cst.List, cst.Tuple)) and type(expr.operator) in _ARRAY_ONLY
+                else self.atom(e)
+                for e in (expr.left, expr.right)
+            )
+            return cst.BinaryOperation(left, expr.operator, right)
         if isinstance(expr, cst.UnaryOperation):
             return cst.UnaryOperation(expr.operator, self.atom(expr.expression))
         if isinstance(expr, cst.Comparison):
@@ -681,15 +691,28 @@ class _Normalizer(LoopNormalizing):
             raise self.parsed.error(
                 func, "only calls of functions and of array methods are supported"
             )
+        found, value = self.resolution.value_of(func) if spelled is not None else (False, None)
+        method = func.attr.value if spelled is None else None
+        arrays = one_array_arguments(value if found else None, method, expr.args)
         args = tuple(
             cst.Arg(
-                value=self.argument(a.value),
+                value=self.as_array(a.value) if k in arrays else self.argument(a.value),
                 keyword=a.keyword,
                 equal=a.equal if a.keyword is not None else cst.MaybeSentinel.DEFAULT,
             )
-            for a in expr.args
+            for k, a in enumerate(expr.args)
         )
         return cst.Call(func=callee, args=args)
+
+    def as_array(self, expr: cst.Tuple | cst.List) -> cst.Name:
+        """A list or tuple a NumPy function reads as one array, made one first (as NumPy
+        does), so that rules see an array's shape: ``np.var([x, y])`` is ``_t1 =
+        np.asarray([x, y]); np.var(_t1)`` (see `templates.one_array_arguments`)."""
+        temp = self.namer.temp()
+        value = cst.Call(name_expr("np.asarray"), (cst.Arg(self.sequence(expr)),))
+        self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), value), temp)
+        self.origins[temp] = self.origin(expr)
+        return cst.Name(temp)
 
     def argument(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(expr, (cst.Tuple, cst.List)):

@@ -96,12 +96,12 @@ def forward(
         tangents.diagonals = Diagonals(seed, tangents)
         tangents.tangent_only = True
         tangent_params = []
-        body.append(_line(assign("_batch", call("np.size", cst.Name(seed)))))
+        body.append(_line(assign(tangents.batch, call("np.size", cst.Name(seed)))))
     else:
         tangent_params = [cst.Param(cst.Name(tangents.name(p))) for p in spec.wrt]
     if spec.batched and spec.wrt and not spec.identity_seed:
         first = cst.Name(tangents.names[spec.wrt[0]])
-        body.append(_line(assign("_batch", call("batch_size", first))))
+        body.append(_line(assign(tangents.batch, call("batch_size", first))))
     body.extend(forward_block(list(nf.funcdef.body.body), tangents, activity))
     params = without_defaults(nf.funcdef.params)
     funcdef = nf.funcdef.with_changes(

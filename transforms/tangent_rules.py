@@ -21,7 +21,11 @@ import libcst as cst
 from .adjoints import call, index_value
 from .anf import name_expr
 from .operations import Operation, names_in
-from .templates import instantiate, load_template
+from .templates import instantiate, load_template, takes_one_array
+from .walk import read_names
+
+# operators that have no meaning for Python lists: a list operand of one is an array
+_ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.pow, operator.matmul, operator.mod)
 
 
 class TangentContext:
@@ -32,6 +36,35 @@ class TangentContext:
         self.shapes = shapes
         self.batched = batched
         self.nf = None
+        # the number of directions of a batched sweep (``_batch``, or a fresh variant of it
+        # when the function has a local of that name)
+        self.batch = namer.fresh("_batch") if batched else None
+        self._containers: frozenset[str] | None = None
+
+    def containers(self) -> frozenset[str]:
+        """Names the normal form assigns a list or tuple literal (``w = [x, 2 * x]``): their
+        tangents are lists of tangents."""
+        if self._containers is None:
+            self._containers = frozenset(
+                target.target.value
+                for statement in (self.nf.statements if self.nf is not None else ())
+                if isinstance(statement, cst.Assign)
+                and isinstance(statement.value, (cst.List, cst.Tuple))
+                for target in statement.targets
+                if isinstance(target.target, cst.Name)
+            )
+        return self._containers
+
+    def as_array(self, op, arg, tangent, position=None, keyword=None):
+        """`tangent` of `arg`, made one array when `arg` is a list local that the primitive of
+        `op` reads as one array (``np.var(w)``): ``np.asarray`` of the list of tangents, or
+        in a batched sweep `batch_array` (the directions first, not second)."""
+        if not (isinstance(arg, cst.Name) and arg.value in self.containers()):
+            return tangent
+        operator_ = op.rule.primitive in _ARRAY_OPERATORS  # (lists have no w - v)
+        if not (operator_ or takes_one_array(op.rule.primitive, position, keyword)):
+            return tangent
+        return call("batch_array" if self.batched else "np.asarray", tangent)
 
     def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         raise NotImplementedError
@@ -41,7 +74,7 @@ class TangentContext:
         if not self.batched and self.shapes.is_scalar(expr):
             return cst.Float("0.0")
         if self.batched:
-            return call("zero_tangent", expr, cst.Name("_batch"))
+            return call("zero_tangent", expr, cst.Name(self.batch))
         return call("zero_tangent", expr)
 
     def index(self, source: cst.BaseExpression, index) -> cst.BaseExpression:
@@ -81,24 +114,36 @@ def _batch_safe(rule) -> bool:
 def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
     """``tangents`` for a template: one entry per positional argument (None: no tangent)."""
     items = []
-    for arg in op.args:
+    for position, arg in enumerate(op.args):
         if isinstance(arg, (cst.List, cst.Tuple)):
-            if any(ctx.of(e.value) is not None for e in arg.elements):
+            if _has_tangent(arg, ctx):
                 items.append(_sequence_tangent(arg, ctx))
             else:
                 items.append(cst.Name("None"))
             continue
         tangent = ctx.of(arg)
+        if tangent is not None:
+            tangent = ctx.as_array(op, arg, tangent, position)
         items.append(tangent if tangent is not None else cst.Name("None"))
     return cst.Tuple(tuple(cst.Element(i) for i in items))
 
 
+def _has_tangent(arg, ctx: TangentContext) -> bool:
+    """Some element of `arg`, a (nested) list or tuple literal, has a tangent."""
+    return any(ctx.of(cst.Name(name)) is not None for name in names_in(arg))
+
+
 def _sequence_tangent(arg, ctx: TangentContext):
-    elements = tuple(
-        e.with_changes(value=ctx.of(e.value) if ctx.of(e.value) is not None else ctx.zero(e.value))
-        for e in arg.elements
-    )
-    return arg.with_changes(elements=elements)
+    """The tangent of a (nested) list or tuple literal: element by element, zeros where an
+    element has none (``[[x, 1.0]]`` -> ``[[tx, 0.0]]``)."""
+    elements = []
+    for e in arg.elements:
+        if isinstance(e.value, (cst.List, cst.Tuple)):
+            elements.append(e.with_changes(value=_sequence_tangent(e.value, ctx)))
+            continue
+        tangent = ctx.of(e.value)
+        elements.append(e.with_changes(value=tangent if tangent is not None else ctx.zero(e.value)))
+    return arg.with_changes(elements=tuple(elements))
 
 
 def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: list):
@@ -106,18 +151,44 @@ def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: l
 
     template = load_template(template_fn)
     bound = bind_arguments(template, op, ctx.nf)
-    leading = dict(zip(template.leading, (_tangent_args(op, ctx), ans), strict=True))
+    tangents = _tangent_args(op, ctx)
+    leading = dict(zip(template.leading, (tangents, ans), strict=True))
+    given = set(read_names(tangents, [])) - {"None"}
     if template.per_argnum:
         parts = []
         for position in _active_positions(op, ctx):
             argnum = {"argnum": cst.Integer(str(position))}
             instance = instantiate(template, {**bound, **leading, **argnum}, ctx.namer)
-            statements.extend(_select_items(s) for s in instance.statements)
-            parts.append(_select_items(instance.contributions[0]))
+            part = _reading_tangents(instance, given)
+            if part is not None:
+                statements.extend(part[0])
+                parts.append(part[1])
         return _sum(parts)
     instance = instantiate(template, {**bound, **leading}, ctx.namer)
-    statements.extend(_select_items(s) for s in instance.statements)
-    return _select_items(instance.contributions[0])
+    part = _reading_tangents(instance, given)
+    if part is None:
+        return None
+    statements.extend(part[0])
+    return part[1]
+
+
+def _reading_tangents(instance, given: set[str]):
+    """The statements and contribution of a forward rule's instance once each
+    ``tangents[k]`` is the argument's tangent or None; None when it reads no tangent at all.
+
+    A tangent is linear in the tangents of the arguments, so one that reads none of them is
+    zero: the arguments that vary are read only for their shapes (``b`` in
+    ``solve_transposed(a, g, b)``). The caller then writes the zero tangent of the result,
+    with the batch axis of the sweep; a helper called with nothing but None would have no
+    way to know how many directions the sweep carries."""
+    statements = [_select_items(s) for s in instance.statements]
+    contribution = _select_items(instance.contributions[0])
+    read: list[str] = []
+    for node in (*statements, contribution):
+        read_names(node, read)
+    if not given.intersection(read):
+        return None
+    return statements, contribution
 
 
 def _active_positions(op: Operation, ctx: TangentContext) -> list[int]:
@@ -137,7 +208,7 @@ def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
     function = _spelling(op.rule)
     for position in _active_positions(op, ctx):
         args = [
-            _tangent_or_sequence(arg, ctx) if k == position else arg
+            _tangent_or_sequence(arg, ctx, op, k) if k == position else arg
             for k, arg in enumerate(op.args)
         ]
         packed = cst.Tuple(tuple(cst.Element(a) for a in args))
@@ -158,20 +229,21 @@ def _spelling(rule) -> cst.BaseExpression:
     return name_expr(rule.name.split(".")[-1])
 
 
-def _tangent_or_sequence(arg, ctx: TangentContext):
+def _tangent_or_sequence(arg, ctx: TangentContext, op=None, position=None):
     if isinstance(arg, (cst.List, cst.Tuple)):
         return _sequence_tangent(arg, ctx)
     tangent = ctx.of(arg)
-    return tangent if tangent is not None else ctx.zero(arg)
+    if tangent is None:
+        return ctx.zero(arg)
+    return ctx.as_array(op, arg, tangent, position) if op is not None else tangent
 
 
 def _linear(op: Operation, value: cst.BaseExpression, ctx: TangentContext):
     """The call `value` with one active argument at a time replaced by its tangent."""
     parts = []
     for position in _active_positions(op, ctx):
-        parts.append(
-            _replace_argument(value, op, position, _tangent_or_sequence(op.args[position], ctx))
-        )
+        tangent = _tangent_or_sequence(op.args[position], ctx, op, position)
+        parts.append(_replace_argument(value, op, position, tangent))
     return _sum(parts)
 
 
@@ -213,6 +285,7 @@ def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: lis
         tangent = ctx.of(arg) if isinstance(arg, cst.Name) else None
         if tangent is None:
             continue
+        tangent = ctx.as_array(op, arg, tangent, keyword=param)
         same = ctx.shapes.same(arg, target)
         full = full or same
         if ctx.batched and not same:

@@ -52,6 +52,7 @@ class Template:
     result: cst.BaseExpression
     local_names: frozenset[str]
     constants: Mapping[str, object] = dataclasses.field(default_factory=dict)
+    powers: bool = False  # it calls `scaled_power` (see `_PlainPowers`)
 
     def contribution_count(self) -> int | None:
         """How many contributions the result lists (None: a single one for the first param)."""
@@ -109,6 +110,7 @@ def load_template(fn: Callable) -> Template:
         body=tuple(body),
         result=last.value,
         local_names=frozenset(local_names),
+        powers="scaled_power" in names_read,
     )
 
 
@@ -173,6 +175,9 @@ def instantiate(
         for statement in template.body
     )
     result = substitute_names(template.result, mapping)
+    if template.powers:
+        statements = tuple(s.visit(_PlainPowers()) for s in statements)
+        result = result.visit(_PlainPowers())
     if isinstance(template.result, cst.Tuple):
         contributions = tuple(
             None if _is_none(element.value) else element.value for element in result.elements
@@ -181,5 +186,101 @@ def instantiate(
     return Instance(statements, (None if _is_none(result) else result,), single=True)
 
 
+def takes_one_array(primitive: object, position: int | None, keyword: str | None = None) -> bool:
+    """Whether a list or tuple passed to `primitive` at `position` (or as `keyword`) is one
+    array: the parameter of a NumPy function with a rule that differentiates it and does not
+    take a sequence of arrays (`Rule.sequences`). ``np.dot(x, [1.0, 2.0])`` and
+    ``np.var([x, 2 * x])`` are; ``np.concatenate([a, b])``, ``np.reshape(x, (3, 4))`` and
+    ``np.sum(x, axis=(0, 1))`` are not. The normal form converts the first kind with
+    ``np.asarray``, as NumPy itself does, so that no rule reads a list's shape."""
+    from s2sgrad.runtime import registry
+
+    rule = registry.lookup(primitive)
+    if rule is None or rule.vjp is None or not rule.name.startswith("numpy."):
+        return False
+    template = load_template(rule.vjp)
+    if keyword is not None:
+        name = keyword
+    elif position is not None and position < len(template.params):
+        name = template.params[position]
+    else:
+        name = template.varargs
+    if name is None or name in rule.sequences or name not in template.params:
+        return False
+    k = template.params.index(name)
+    if not isinstance(template.result, cst.Tuple):
+        return k == 0
+    elements = template.result.elements
+    return k < len(elements) and not _is_none(elements[k].value)
+
+
+def one_array_arguments(callee: object, method: str | None, args) -> frozenset[int]:
+    """The positions in `args` (a call's ``cst.Arg``s) of the list and tuple literals that
+    `takes_one_array` says are one array, for a call of `callee` (None if unknown) or of the
+    array method `method` (whose receiver is the NumPy function's first argument)."""
+    if method is not None:
+        from .operations import _METHODS
+
+        entry = _METHODS.get(method)
+        callee, shift = (entry[0], 1) if entry is not None and entry[1] is None else (None, 0)
+    else:
+        shift = 0
+    if callee is None:
+        return frozenset()
+    found = set()
+    position = shift
+    for k, arg in enumerate(args):
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        if isinstance(arg.value, (cst.List, cst.Tuple)) and takes_one_array(
+            callee, None if keyword else position, keyword
+        ):
+            found.add(k)
+        position += keyword is None
+    return frozenset(found)
+
+
 def _is_none(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+class _PlainPowers(cst.CSTTransformer):
+    """``scaled_power(c, x, p)`` -> ``c * x ** p`` where `p` is arithmetic on numbers that
+    comes to a number >= 0: ``x ** p`` is then finite, so the plain product is the same value
+    (``2 * g * x ** (2 - 1)``, which the optimizer folds to ``2 * g * x``)."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if not (isinstance(func, cst.Name) and func.value == "scaled_power"):
+            return updated
+        if len(updated.args) != 3 or any(a.keyword is not None for a in updated.args):
+            return updated
+        c, x, p = (a.value for a in updated.args)
+        value = _number_of(p)
+        if value is None or not value >= 0:
+            return updated
+        power = cst.BinaryOperation(_parenthesized(x), cst.Power(), _parenthesized(p))
+        return cst.BinaryOperation(_parenthesized(c), cst.Multiply(), power)
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Attribute)):
+        return expr
+    return expr.with_changes(lpar=(cst.LeftParen(),), rpar=(cst.RightParen(),))
+
+
+_ARITHMETIC = {cst.Add: float.__add__, cst.Subtract: float.__sub__, cst.Multiply: float.__mul__}
+
+
+def _number_of(expr: cst.BaseExpression) -> float | None:
+    """The value of `expr` if it is arithmetic (+, -, *) on number literals, else None."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        inner = _number_of(expr.expression)
+        return None if inner is None else -inner
+    if isinstance(expr, cst.BinaryOperation) and type(expr.operator) in _ARITHMETIC:
+        left, right = _number_of(expr.left), _number_of(expr.right)
+        if left is None or right is None:
+            return None
+        return _ARITHMETIC[type(expr.operator)](left, right)
+    return None

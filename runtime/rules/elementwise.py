@@ -12,7 +12,8 @@ exponent at a zero base) divides with `safe_divide`, which gives exactly 0 where
 0. The branch ``np.where`` did not select then contributes 0, not ``0 * inf = NaN``. Forward
 rules are derived from these templates, so tangents get the same guard. The `math` functions
 keep the plain quotient: they take Python numbers, raise outside their domain, and Python code
-selects with ``if``, whose untaken branch is never differentiated.
+selects with ``if``, whose untaken branch is never differentiated. `power`'s slope in its base
+is a `scaled_power`: 0 where the exponent is 0, and no ``ZeroDivisionError`` at a zero base.
 """
 
 import builtins
@@ -22,7 +23,7 @@ import operator
 import numpy as np
 
 from ..activations import relu as relu_primitive
-from ..array_helpers import safe_divide, tie_weights
+from ..array_helpers import safe_divide, scaled_power, tie_weights
 from ..registry import registry
 
 vjp = registry.vjp
@@ -68,8 +69,9 @@ def positive(g, ans, x):
 
 @vjp(operator.pow, np.power, math.pow, elementwise=True)
 def power(g, ans, x, y):
-    # the exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf)
-    return g * y * x ** (y - 1), g * ans * np.log(np.where(ans == 0, 1.0, x))
+    # g * y * x ** (y - 1), exactly 0 where y is 0 (x ** 0 is constant, also at x = 0); the
+    # exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf)
+    return scaled_power(g * y, x, y - 1), g * ans * np.log(np.where(ans == 0, 1.0, x))
 
 
 @vjp(operator.mod, np.mod, elementwise=True)

@@ -29,6 +29,7 @@ from ..tangent_helpers import (
     batch_shape,
     broadcast_tangent,
     lift_tangent,
+    linspace_tangent,
     matmul_tangent,
     norm_axes,
     solve_jvp,
@@ -60,9 +61,12 @@ registry.linear(
     np.asarray,
     np.delete,
 )
+registry.linear(np.full, np.full_like, positions=(1,))  # in the fill value
 registry.linear(builtins.sum, positions=(0, 1))
 registry.linear(np.matmul, operator.matmul, np.dot, np.inner, np.outer, positions=(0, 1))
-registry.linear(np.einsum, positions=tuple(range(1, 32)))
+# (position 0 too: the first operand in the sublist form ``np.einsum(a, [0, 1], b, [1, 2])``;
+# a subscripts string there never has a tangent)
+registry.linear(np.einsum, positions=tuple(range(32)))
 
 # -- reductions that are not linear ---------------------------------------------------------------
 
@@ -89,6 +93,11 @@ def std(tangents, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
     centered = a - np.mean(a, axis=axis, keepdims=True)
     scale = 1 / (np.size(a) / np.size(ans) - ddof)
     return safe_divide(tangent_sum(tangents[0] * centered, a, axis, keepdims) * scale, ans)
+
+
+@jvp(np.linspace)
+def linspace(tangents, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    return linspace_tangent(tangents[0], tangents[1], start, stop, num, endpoint, axis, ans)
 
 
 # -- linear algebra -------------------------------------------------------------------------------

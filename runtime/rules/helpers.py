@@ -35,10 +35,13 @@ from ..array_helpers import (
     inner_adjoint_a,
     inner_adjoint_b,
     invert_axes,
+    linspace_adjoint,
+    linspace_weights,
     norm_adjoint,
     prod_of_others,
     reverse_cumsum,
     safe_divide,
+    scaled_power,
     solve_adjoint_a,
     solve_transposed,
     split_like,
@@ -47,11 +50,21 @@ from ..array_helpers import (
     unstack,
 )
 from ..containers import as_structure, part, parts_of, repeated
+from ..helper_tangents import (
+    add_to_diagonal_jvp,
+    batch_matmul_left_jvp,
+    batch_matmul_right_jvp,
+    einsum_adjoint_tangent,
+    matmul_tangent_jvp,
+    norm_adjoint_tangent,
+    prod_of_others_tangent,
+    solve_jvp_tangent,
+    solve_transposed_tangent,
+)
 from ..registry import registry
 from ..tangent_helpers import (
     accumulate_tangent,
     add_to_diagonal,
-    add_to_diagonal_jvp,
     batch_array,
     batch_axis,
     batch_concatenate,
@@ -59,9 +72,8 @@ from ..tangent_helpers import (
     batch_fresh_adjoint,
     batch_index,
     batch_matmul_left,
-    batch_matmul_left_jvp,
     batch_matmul_right,
-    batch_matmul_right_jvp,
+    batch_part,
     batch_permutation,
     batch_shape,
     batch_size,
@@ -71,18 +83,13 @@ from ..tangent_helpers import (
     columns_to_jacobian,
     diagonal_directions,
     diagonal_times,
-    einsum_adjoint_tangent,
     identity_directions,
     lift_tangent,
+    linspace_tangent,
     matmul_tangent,
-    matmul_tangent_jvp,
-    norm_adjoint_tangent,
     norm_axes,
-    prod_of_others_tangent,
     rows_to_jacobian,
     solve_jvp,
-    solve_jvp_tangent,
-    solve_transposed_tangent,
     tangent_sum,
     times_diagonal,
     writable_tangent,
@@ -106,6 +113,7 @@ registry.register_nondiff(
         batch_permutation,
         norm_axes,
         identity_directions,
+        linspace_weights,
     ]
 )
 registry.linear(
@@ -140,6 +148,7 @@ registry.linear(
     columns_to_jacobian,
     rows_to_jacobian,
 )
+registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(diagonal_directions, positions=(1,))
 registry.linear(diagonal_times, times_diagonal, positions=(0, 1))
@@ -153,6 +162,16 @@ def safe_divide_(g, ans, x, y):
     # -g * ans / y, written so that a zero g gives 0 even where ans / y is infinite (the
     # masked branch of a NaN-safe rule, differentiated again)
     return safe_divide(g, y), -safe_divide(safe_divide(ans, y), safe_divide(1.0, g))
+
+
+@registry.vjp(scaled_power, elementwise=True)
+def scaled_power_(g, ans, c, x, p):
+    # c * x ** p: zero where c (or g) is 0 whatever x ** (p - 1) is there
+    return (
+        scaled_power(g, x, p),
+        scaled_power(g * c * p, x, p - 1),
+        g * ans * np.log(np.where(ans == 0, 1.0, x)),
+    )
 
 
 @registry.vjp(index_adjoint)
@@ -174,14 +193,22 @@ def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
 
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
-    return part(tangents[0], key)  # a container's tangent holds batched tangents by key
+    return batch_part(tangents[0], adjoint, key)
 
 
 @registry.jvp(einsum_adjoint)
 def einsum_adjoint_(tangents, ans, g, subscripts, operands, argnum, optimize=False):
     return einsum_adjoint_tangent(
-        tangents[0], tangents[2], g, subscripts, operands, argnum, optimize
+        tangents[0], tangents[1], tangents[2], g, subscripts, operands, argnum, optimize
     )
+
+
+@registry.jvp(linspace_tangent)
+def linspace_tangent_(
+    tangents, ans, tstart, tstop, start, stop, num=50, endpoint=True, axis=0, a=None
+):
+    # linear in the two tangents together (the ends are read for their shapes)
+    return linspace_tangent(tangents[0], tangents[1], start, stop, num, endpoint, axis, a)
 
 
 @registry.jvp(prod_of_others)

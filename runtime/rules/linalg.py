@@ -15,9 +15,10 @@ Choices worth knowing:
   ``logdet`` in ``sign, logdet = np.linalg.slogdet(A)``) as ``g``. The adjoint is
   ``g * inv(A)^T``.
 - ``norm``: the adjoint is 0 where the norm is 0 (a subgradient), never NaN.
-- ``einsum``: only the string form (``np.einsum('ij,jk->ik', a, b)``, implicit output and
-  ``...`` allowed); the template is instantiated once per differentiated operand (``argnum``
-  counts positional arguments of the call, so the first operand is 1).
+- ``einsum``: the string form (``np.einsum('ij,jk->ik', a, b)``, implicit output and ``...``
+  allowed) and the sublist form (``np.einsum(a, [0, 1], b, [1, 2], [0, 2])``); the template
+  is instantiated once per differentiated operand (``argnum`` counts positional arguments of
+  the call, so the first operand is 1 in the string form, 0 in the sublist form).
 """
 
 import operator

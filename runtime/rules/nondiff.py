@@ -3,6 +3,13 @@
 A call to one of these is computed in the primal sweep and never differentiated; its result is
 a constant of the derivative. Listing them (rather than leaving them unregistered) is what lets
 the compiler tell "no gradient" apart from "no rule", which raises `LookupError`.
+
+Only functions whose result is piecewise constant in every float argument belong here (a
+shape, a count, an index, a rounded value). Constructors whose values move with a float
+argument are not: ``np.linspace``'s ends and ``np.full``'s fill value have rules
+(``rules/shape.py``); ``np.arange``'s start and step, ``np.logspace``, ``np.vander`` and
+``np.meshgrid`` have none, so a differentiated argument there is a `LookupError`, never a
+silent zero. Unused by the derivative (constant arguments), they need no rule at all.
 """
 
 import builtins
@@ -80,19 +87,12 @@ registry.register_nondiff(
         np.zeros,
         np.ones,
         np.empty,
-        np.full,
         np.eye,
         np.identity,
-        np.arange,
-        np.linspace,
-        np.logspace,
         np.zeros_like,
         np.ones_like,
         np.empty_like,
-        np.full_like,
-        np.vander,
         np.tri,
         np.indices,
-        np.meshgrid,
     ]
 )

@@ -1,4 +1,5 @@
-"""Reverse rules of functions that only move elements: transposes, reshapes, joins, broadcasts.
+"""Reverse rules of functions that only move elements: transposes, reshapes, joins, broadcasts
+(and the constructors whose values come from float arguments: linspace, full).
 
 Each adjoint moves ``g`` back the way the elements came: a reshape is undone by reshaping to the
 argument's shape, a transpose by the inverse permutation, a join by splitting. None of these is
@@ -11,7 +12,7 @@ import builtins
 import numpy as np
 
 from ..adjoint_helpers import unbroadcast
-from ..array_helpers import delete_adjoint, invert_axes, split_like, unstack
+from ..array_helpers import delete_adjoint, invert_axes, linspace_adjoint, split_like, unstack
 from ..containers import parts_of, repeated
 from ..registry import registry
 
@@ -78,6 +79,32 @@ def array(g, ans, object, dtype=None):
     return parts_of(g, object)
 
 
+@vjp(np.linspace)
+def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    return (
+        linspace_adjoint(g, start, stop, num, endpoint, axis, 0),
+        linspace_adjoint(g, start, stop, num, endpoint, axis, 1),
+    )
+
+
+@vjp(np.full)
+def full(g, ans, shape, fill_value, dtype=None, order="C"):
+    return None, unbroadcast(g, fill_value)
+
+
+@vjp(np.full_like)
+def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return None, unbroadcast(g, fill_value)
+
+
 @vjp(builtins.sum)
 def builtin_sum(g, ans, iterable, start=0):
     return repeated(g, iterable), g
+
+
+# parameters taking a sequence of arrays: a list passed there is not one array
+registry.mark_sequences(np.concatenate, "arrays")
+registry.mark_sequences(np.stack, "arrays")
+registry.mark_sequences(np.array, "object")
+registry.mark_sequences(np.asarray, "object")
+registry.mark_sequences(np.einsum, "subscripts", "operands")  # sublists: [0, 1]

@@ -1,0 +1,73 @@
+"""User names that look like generated ones (issue 16, "Generated names outside the namer"):
+a local ``_batch`` or a parameter ``_out`` must not collide with the names of Jacobian and
+Hessian code (the sweep's direction count, the output, the columns), since every generated
+name comes from the `Namer`. Checked against central differences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+X = np.array([0.3, -1.2, 0.7])
+
+
+def _fd(f, x, eps=1e-6):
+    columns = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        columns.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.moveaxis(np.array(columns), 0, -1)
+
+
+def local_batch(x):
+    _batch = 2.0
+    y = np.zeros(3)
+    y[0] = x[0] * _batch
+    y[1] = np.sum(x)
+    return np.sin(y) * x
+
+
+def local_batch_int(x):
+    _batch = 2
+    y = np.zeros(3)
+    y[1] = x[0] * x[1]
+    return y * _batch + x
+
+
+def parameter_out(_out):
+    return np.sin(_out) * X + np.sum(_out) * _out
+
+
+def parameters_like_locals(_j0, _t0=1.0):
+    return np.sin(_j0) * _t0 + np.sum(_j0) * _j0
+
+
+def parameter_like_the_sweep(jvp_parameter_like_the_sweep):
+    _out = jvp_parameter_like_the_sweep
+    return np.cumsum(_out**2) * np.sum(_out)
+
+
+CASES = [local_batch, local_batch_int, parameter_out, parameters_like_locals]
+CASES.append(parameter_like_the_sweep)
+
+
+@pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian(f, mode):
+    np.testing.assert_allclose(sg.jacobian(f, mode=mode)(X), _fd(f, X), rtol=1e-6, atol=1e-8)
+
+
+def scalar_with_batch(x):
+    _batch = 3.0
+    y = np.zeros(3)
+    y[2] = x[0] * x[2]
+    return np.sum(np.sin(x) * y) * _batch
+
+
+def test_hessian_with_a_local_named_batch():
+    expected = _fd(sg.grad(scalar_with_batch), X)
+    np.testing.assert_allclose(sg.hessian(scalar_with_batch)(X), expected, rtol=1e-5, atol=1e-7)

@@ -1,0 +1,256 @@
+"""Python lists and tuples as NumPy operands (issue 16): NumPy reads ``[x, 2 * x, 3.0]`` passed
+to ``np.var``, ``np.dot`` or a ufunc as one array, and so must every rule. Each function is
+differentiated in reverse and forward mode (and, for vector inputs, as a Jacobian in both
+modes and a Hessian) and compared with central differences.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+W = [1.0, 2.0, 3.0]
+
+
+def _fd(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return (np.asarray(f(float(x) + eps)) - np.asarray(f(float(x) - eps))) / (2 * eps)
+    columns = []
+    for k in range(x.size):
+        e = np.zeros(x.size)
+        e[k] = eps
+        columns.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.moveaxis(np.array(columns), 0, -1)
+
+
+# -- scalar input, the list built from it ----------------------------------------------------
+
+
+def var_of_list(x):
+    return np.var([x, 2 * x, 3.0])
+
+
+def std_of_list(x):
+    return np.std([x, 2 * x, 3.0])
+
+
+def mean_of_list(x):
+    return np.mean([x, 2 * x, 3.0])
+
+
+def sum_of_tuple(x):
+    return np.sum((x, 2 * x, 3.0))
+
+
+def prod_of_list(x):
+    return np.prod([x, 2 * x, 3.0])
+
+
+def norm_of_list(x):
+    return np.linalg.norm([x, 2 * x, 3.0])
+
+
+def cumsum_of_list(x):
+    return np.sum(np.cumsum([x, 2 * x, 3.0]) ** 2)
+
+
+def var_with_axis(x):
+    return np.sum(np.var([[x, 2 * x], [3.0, x * x]], axis=0))
+
+
+def nested_array(x):
+    return np.sum(np.array([[x, x + 1], [x * x, x]]) ** 2)
+
+
+def absolute_of_list(x):
+    return np.sum(np.absolute([x, -2 * x]))
+
+
+def copy_of_list(x):
+    return np.sum(np.copy([x, 3 * x]) * np.array([1.0, 2.0]))
+
+
+def sin_of_list(x):
+    return np.sum(np.sin([x, 3 * x]))
+
+
+def exp_times_list(x):
+    return np.sum(np.exp([x, 3 * x]) * [1.0, 2.0])
+
+
+def transpose_of_nested(x):
+    return np.sum(np.transpose([[x, 3 * x]]) * np.array([[1.0], [5.0]]))
+
+
+def maximum_of_list(x):
+    return np.sum(np.maximum([x, 3 * x], 0.5))
+
+
+def list_minus_array(x):
+    return np.sum(([x, 3.0] - np.array([1.0, x * x])) ** 2)
+
+
+def var_of_list_local(x):
+    w = [x, 2 * x, 3.0]
+    return np.var(w)
+
+
+def sin_of_list_local(x):
+    w = [x, 2 * x, 3.0]
+    return np.sum(np.sin(w))
+
+
+def dot_of_tuple_local(x):
+    w = (x, x * x)
+    return np.dot(w, [1.0, 2.0])
+
+
+def norm_of_list_local(x):
+    w = [x, 2 * x]
+    return np.linalg.norm(w) * x
+
+
+def prod_of_list_local(x):
+    w = [x, x + 1.0, 3.0]
+    return np.prod(w)
+
+
+def list_local_minus(x):
+    w = [x, 2.0]
+    return np.sum((w - np.array([1.0, x])) ** 2)
+
+
+SCALAR_CASES = [
+    var_of_list_local,
+    sin_of_list_local,
+    dot_of_tuple_local,
+    norm_of_list_local,
+    prod_of_list_local,
+    list_local_minus,
+    var_of_list,
+    std_of_list,
+    mean_of_list,
+    sum_of_tuple,
+    prod_of_list,
+    norm_of_list,
+    cumsum_of_list,
+    var_with_axis,
+    nested_array,
+    absolute_of_list,
+    copy_of_list,
+    sin_of_list,
+    exp_times_list,
+    transpose_of_nested,
+    maximum_of_list,
+    list_minus_array,
+]
+
+
+@pytest.mark.parametrize("f", SCALAR_CASES, ids=lambda f: f.__name__)
+def test_scalar_input(f):
+    x = 0.7
+    expected = _fd(f, x)
+    np.testing.assert_allclose(sg.grad(f)(x), expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(sg.jvp(f, (x,), (1.0,))[1], expected, rtol=1e-6, atol=1e-8)
+    second = _fd(sg.grad(f), x)
+    np.testing.assert_allclose(sg.grad(sg.grad(f))(x), second, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sg.hessian(f)(x), second, rtol=1e-5, atol=1e-6)
+
+
+# -- vector input, a constant list the other operand --------------------------------------------
+
+
+def dot_list_right(x):
+    return np.dot(x, [1.0, 2.0, 3.0])
+
+
+def dot_list_left(x):
+    return np.dot([1.0, 2.0, 3.0], x) * np.sum(x)
+
+
+def multiply_list(x):
+    return np.multiply(x, [1.0, 2.0, 3.0]) ** 2
+
+
+def times_list_literal(x):
+    return x * [1.0, 2.0, 3.0]
+
+
+def list_times(x):
+    return [1.0, 2.0, 3.0] * np.sin(x)
+
+
+def matmul_list(x):
+    return np.sin(x @ [1.0, 2.0, 3.0])
+
+
+def method_dot_list(x):
+    return x.dot([1.0, 2.0, 3.0]) * x
+
+
+def list_local(x):
+    w = [1.0, 2.0, 3.0]
+    return np.sin(x) * w
+
+
+def list_global(x):
+    return np.dot(np.cos(x), W) + np.sum((x - W) ** 2) + np.var(W) * x
+
+
+def where_lists(x):
+    return np.where([True, False, True], x**2, [1.0, 2.0, 3.0])
+
+
+def clip_list_bounds(x):
+    return np.clip(x, [-1.0, -1.0, 0.0], [0.5, 1.0, 1.0]) * x
+
+
+def var_of_rows(x):
+    rows = [x, np.sin(x), x * x]
+    return np.var(rows, axis=0)
+
+
+def dot_list_parameter(xs, v):
+    return np.dot(xs, v) ** 2
+
+
+def test_list_parameter_read_as_one_array():
+    xs, v = [0.3, -1.2], np.array([2.0, 0.5])
+    grad = sg.grad(dot_list_parameter)(xs, v)
+    assert isinstance(grad, list) and len(grad) == 2
+    expected = _fd(lambda a: dot_list_parameter(list(a), v), np.array(xs))
+    np.testing.assert_allclose(grad, expected, rtol=1e-6)
+
+
+VECTOR_CASES = [
+    var_of_rows,
+    dot_list_right,
+    dot_list_left,
+    multiply_list,
+    times_list_literal,
+    list_times,
+    matmul_list,
+    method_dot_list,
+    list_local,
+    list_global,
+    where_lists,
+    clip_list_bounds,
+]
+
+
+@pytest.mark.parametrize("f", VECTOR_CASES, ids=lambda f: f.__name__)
+def test_vector_input(f):
+    x = np.array([0.3, -1.2, 0.7])
+    jacobian = _fd(f, x)
+    for mode in ("reverse", "forward"):
+        got = sg.jacobian(f, mode=mode)(x)
+        np.testing.assert_allclose(got, jacobian, rtol=1e-6, atol=1e-8, err_msg=mode)
+    total_gradient = jacobian.sum(axis=0) if jacobian.ndim == 2 else jacobian
+    grad = sg.grad(f)(x)
+    assert isinstance(grad, np.ndarray)
+    np.testing.assert_allclose(grad, total_gradient, rtol=1e-6, atol=1e-8)
+    v = np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(sg.jvp(f, (x,), (v,))[1], jacobian @ v, rtol=1e-6, atol=1e-8)
