@@ -25,14 +25,12 @@ import types
 
 import numpy as np
 
-from s2sgrad.runtime import registry
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
 from .dispatch import CompiledGradient
 from .forward_api import forward_transform
-
-_vjp_cache: dict[tuple, CompiledGradient] = {}
 
 
 def transformed(f) -> CompiledGradient | None:
@@ -104,12 +102,8 @@ def is_elementwise(compiled) -> bool:
 
 def vjp_transform(fn, wrt: tuple[str, ...]) -> CompiledGradient:
     """The reverse transform of `fn` whose last parameter is the output's adjoint."""
-    key = (fn.__code__, id(fn.__globals__), wrt, registry.version)
-    compiled = _vjp_cache.get(key)
-    if compiled is None:
-        spec = GradSpec(wrt=wrt, wrt_is_tuple=True, seeded=True)
-        compiled = _vjp_cache[key] = _SeededGradient(analyze(fn, spec))
-    return compiled
+    spec = GradSpec(wrt=wrt, wrt_is_tuple=True, seeded=True)
+    return transform_cache.cached(fn, spec, lambda: _SeededGradient(analyze(fn, spec)))
 
 
 class _SeededGradient(CompiledGradient):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import types
 
-from s2sgrad.runtime import registry
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
 from .dispatch import CompiledGradient
-
-_cache: dict[tuple, CompiledGradient] = {}
 
 
 def forward_transform(
@@ -27,19 +25,14 @@ def forward_transform(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    key = (f.__code__, id(f.__globals__), wrt, batched, identity_seed, shaped_like)
-    key += (registry.version,)
-    compiled = _cache.get(key)
-    if compiled is None:
-        spec = GradSpec(
-            wrt=wrt,
-            mode="forward",
-            batched=batched,
-            identity_seed=identity_seed,
-            shaped_like=shaped_like,
-        )
-        compiled = _cache[key] = CompiledGradient(analyze(f, spec))
-    return compiled
+    spec = GradSpec(
+        wrt=wrt,
+        mode="forward",
+        batched=batched,
+        identity_seed=identity_seed,
+        shaped_like=shaped_like,
+    )
+    return transform_cache.cached(f, spec, lambda: CompiledGradient(analyze(f, spec)))
 
 
 def jvp(f, primals, tangents):

@@ -6,13 +6,11 @@ import functools
 import inspect
 import types
 
-from s2sgrad.runtime import registry
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.spec import GradSpec
 
 from . import disk_cache
 from .dispatch import CompiledGradient
-
-_cache: dict[tuple, tuple[tuple, CompiledGradient]] = {}
 
 
 def grad(f=None, wrt=0, *, optimize=True, simplify=False):
@@ -110,39 +108,16 @@ def _transform(f, wrt, optimize, simplify, with_value):
         optimize=bool(optimize),
         simplify=bool(simplify),
     )
-    key = (f.__code__, spec, registry.version, id(f.__globals__))
-    cached = _cache.get(key)
-    if cached is not None and _captures_unchanged(f, cached[0]):
-        compiled = cached[1]
-    else:
+
+    def build() -> CompiledGradient:
         analysis = disk_cache.lookup(f, spec)
         if analysis is None:  # the compiler is imported only now: a hit never loads libcst
             from s2sgrad.transforms.pipeline import analyze
 
             analysis = analyze(f, spec)
-        compiled = CompiledGradient(analysis)
-        free = getattr(analysis, "free_values", None)  # found on disk: nothing was resolved
-        _cache[key] = (_captured(f, analysis.resolution.free if free is None else free), compiled)
-    return compiled.wrapper()
+        return CompiledGradient(analysis)
 
-
-def _captured(f, free) -> tuple:
-    return tuple((name, value) for name, value in free.items())
-
-
-def _captures_unchanged(f, captured: tuple) -> bool:
-    closure = {}
-    if f.__closure__:
-        for name, cell in zip(f.__code__.co_freevars, f.__closure__, strict=True):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:
-                return False
-    for name, value in captured:
-        current = closure[name] if name in closure else f.__globals__.get(name, value)
-        if current is not value:
-            return False
-    return True
+    return transform_cache.cached(f, spec, build).wrapper()
 
 
 def _normalize_wrt(f, wrt) -> tuple[tuple[str, ...], bool]:

@@ -23,9 +23,8 @@ import dataclasses
 import types
 
 import libcst as cst
-from s2sgrad.runtime import registry as default_registry
 
-from . import codegen
+from . import codegen, transform_cache
 from .anf import is_literal
 from .optimize import optimize
 from .parse import parse_function
@@ -53,27 +52,31 @@ class Split:
         return f"{self.forward} and {self.backward}"
 
 
-_splits: dict[tuple, Split] = {}
+# every split made, by key (the transform cache finds them; the disk cache asks which split
+# a compiled function belongs to)
+_splits: dict[object, Split] = {}
+_REVERSE_SPLIT = ("reverse split",)  # what a split is, in the transform cache's key
 
 
 def split_of(fn: types.FunctionType) -> Split:
     """The (cached) forward/backward pair of `fn`, compiling it on first use."""
     if hasattr(fn, "__sg_custom_gradient__"):
         return custom_split(fn.__sg_custom_gradient__)
-    key = (fn.__code__, id(fn.__globals__), default_registry.version)
-    split = _splits.get(key)
+    split = transform_cache.find(fn, _REVERSE_SPLIT)
     if split is not None:
         return split
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
     params = parameters(fn)
     split = Split(fn, f"_fwd_{fn.__name__}", f"_bwd_{fn.__name__}", params)
-    _splits[key] = split  # before compiling: a recursive call finds it
+    transform_cache.store(fn, _REVERSE_SPLIT, split)  # before compiling: recursion finds it
+    _splits[id(split)] = split
     try:
         analysis = analyze(fn, GradSpec(wrt=params))
         _compile(split, analysis)
     except BaseException:
-        del _splits[key]
+        transform_cache.discard(fn, _REVERSE_SPLIT)
+        del _splits[id(split)]
         raise
     return split
 

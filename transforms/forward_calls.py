@@ -13,9 +13,8 @@ import dataclasses
 import types
 
 import libcst as cst
-from s2sgrad.runtime import registry as default_registry
 
-from . import codegen
+from . import codegen, transform_cache
 from .calls import link, parameters, publish
 from .optimize import optimize
 from .shapes import infer_shapes
@@ -38,9 +37,6 @@ class ForwardSplit:
         return self.name
 
 
-_splits: dict[tuple, ForwardSplit] = {}
-
-
 def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSplit:
     """The (cached) forward-mode function of `fn`, compiling it on first use."""
     custom = getattr(fn, "__sg_custom_gradient__", None)
@@ -51,8 +47,8 @@ def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSp
             f"derivatives of its gradient) cannot go through it; make it an sg.primitive with "
             f"sg.register_vjp and sg.register_jvp rules instead"
         )
-    key = (fn.__code__, id(fn.__globals__), default_registry.version, batched)
-    split = _splits.get(key)
+    what = ("forward split", batched)
+    split = transform_cache.find(fn, what)
     if split is not None:
         return split
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
@@ -60,12 +56,12 @@ def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSp
     params = parameters(fn)
     name = f"_jvp_{fn.__name__}" + ("_batched" if batched else "")
     split = ForwardSplit(fn, name, params)
-    _splits[key] = split
+    transform_cache.store(fn, what, split)  # before compiling: a recursive call finds it
     try:
         analysis = analyze(fn, GradSpec(wrt=params, mode="forward", batched=batched))
         _compile(split, analysis, batched)
     except BaseException:
-        del _splits[key]
+        transform_cache.discard(fn, what)
         raise
     return split
 
