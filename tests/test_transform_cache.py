@@ -7,9 +7,9 @@ import sys
 
 import numpy as np
 import pytest
+from s2sgrad.runtime import registry
 
 import s2sgrad as sg
-from s2sgrad.runtime import registry
 from tests.numerical import numerical_gradient
 
 SCALE = 2.0
