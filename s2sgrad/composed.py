@@ -67,6 +67,31 @@ def _plain_signature(code, count: int) -> bool:
     return count == code.co_argcount and not code.co_kwonlyargcount and not code.co_flags & variadic
 
 
+def keyword_only(fn: types.FunctionType) -> tuple[str, ...]:
+    """The keyword-only parameters of the Python function `fn` (the user's or generated)."""
+    code = fn.__code__
+    return code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+
+
+def arguments(fn, names, values, extra: tuple = ()) -> tuple[tuple, dict]:
+    """How to call `fn` with `values` for its parameters `names` (in order) and the `extra`
+    positional arguments generated code adds after the user's (tangents, a seed): the
+    positional arguments, then the keyword-only ones by name."""
+    keywords = keyword_only(fn)
+    positional = tuple(v for n, v in zip(names, values, strict=True) if n not in keywords)
+    return (*positional, *extra), {
+        n: v for n, v in zip(names, values, strict=True) if n in keywords
+    }
+
+
+def call_text(fn, names, extra: tuple[str, ...] = ()) -> str:
+    """The arguments, as generated source, of a call of `fn` passing each of `names` (the
+    user's parameters, each a variable of the same name) and the `extra` ones (see
+    `arguments`)."""
+    positional, keywords = arguments(fn, names, names, extra)
+    return ", ".join([*positional, *(f"{name}={name}" for name in keywords)])
+
+
 def parameter_names(f) -> list[str]:
     compiled = transformed(f)
     target = compiled.analysis.fn if compiled is not None else f
@@ -184,7 +209,7 @@ def hvp(f, wrt=0):
         >>> sg.hvp(f)(np.ones(2), np.array([1.0, 0.0]))   # doctest: +SKIP
         array([6., 0.])
     """
-    from .forward_api import jvp
+    from .forward_api import jvp_of_values
     from .transform_api import grad
 
     _check_function(f, "hvp")
@@ -195,17 +220,17 @@ def hvp(f, wrt=0):
     params = parameter_names(f)
     index = params.index(names[0])
 
-    def hessian_vector_product(*args):
+    def hessian_vector_product(*args, **kwargs):
         if len(args) < 2:
             raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
         *primals, v = args
-        values = bind(f, tuple(primals))
+        values = bind(f, tuple(primals), kwargs)
         if np.shape(v) != np.shape(values[index]):
             raise ValueError(
                 f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
             )
         tangents = tuple(v if k == index else None for k in range(len(values)))
-        return jvp(gradient, values, tangents)[1]
+        return jvp_of_values(gradient, values, tangents)[1]
 
     hessian_vector_product.__name__ = f"hvp_{f.__name__}"
     return hessian_vector_product
@@ -220,13 +245,17 @@ def vjp(f, *primals):
         >>> back(np.ones_like(out))                       # doctest: +SKIP
     """
     _check_function(f, "vjp")
-    values = bind(f, primals)
+    values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
     fn = concrete(f, values)
     params = tuple(parameter_names(f))
+    given = params[: len(primals)]
     differentiable = tuple(
-        name for name, value in zip(params, values, strict=True) if _is_float_like(value)
+        name
+        for name, value in zip(params, values, strict=True)
+        if name in given and _is_float_like(value)
     )
-    out = fn(*values)
+    positional, keywords = arguments(fn, params, values)
+    out = fn(*positional, **keywords)
     compiled = vjp_transform(fn, differentiable)
 
     def vjp_fn(cotangent):
@@ -235,9 +264,10 @@ def vjp(f, *primals):
                 f"the cotangent must have the output's shape {np.shape(out)}; got "
                 f"{np.shape(cotangent)}"
             )
-        grads = compiled.function_for(*values, cotangent)(*values, cotangent)
+        call, keywords = arguments(fn, params, values, (cotangent,))
+        grads = compiled.function_for(*values, cotangent)(*call, **keywords)
         by_name = dict(zip(differentiable, grads, strict=True))
-        return tuple(by_name.get(name) for name in params[: len(primals)])
+        return tuple(by_name.get(name) for name in given)
 
     return out, vjp_fn
 
@@ -305,7 +335,7 @@ class ComposedGradient:
         call_args = ", ".join(self.params)
         if self.with_value:
             namespace[inner.__name__] = inner
-            lines.append(f"    _value = {inner.__name__}({call_args})")
+            lines.append(f"    _value = {inner.__name__}({call_text(inner, self.params)})")
         for k, name in enumerate(self.names):
             index = self.params.index(name)
             scalar = isinstance(args[index], (float, int)) and not isinstance(args[index], bool)
@@ -317,10 +347,11 @@ class ComposedGradient:
             alias = f"{jvp_function.__name__}_{k}" if len(self.names) > 1 else jvp_function.__name__
             namespace[alias] = jvp_function
             if scalar:
-                lines.append(f"    _, _t{k} = {alias}({call_args}, 1.0)")
+                arguments_text = call_text(jvp_function, self.params, ("1.0",))
+                lines.append(f"    _, _t{k} = {alias}({arguments_text})")
                 results.append(f"np.sum(_t{k})")
             else:
-                lines.append(f"    _t{k} = {alias}({call_args})")
+                lines.append(f"    _t{k} = {alias}({call_text(jvp_function, self.params)})")
                 flat = f"np.reshape(_t{k}, (np.shape(_t{k})[0], -1))"
                 results.append(f"np.reshape(np.sum({flat}, axis=1), np.shape({name}))")
         returned = ", ".join(results) + ("," if self.is_tuple and len(results) == 1 else "")

@@ -53,17 +53,25 @@ def jvp(f, primals, tangents):
         >>> sg.jvp(f, (1.0,), (1.0,))   # doctest: +SKIP
         (0.8414709848078965, 1.3817732906760363)
     """
-    from .composed import concrete, transformed
+    from .composed import bind
 
     primals, tangents = _check_pairs(primals, tangents)
+    values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
+    return jvp_of_values(f, values, tangents + (None,) * (len(values) - len(tangents)))
+
+
+def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
+    """`jvp` with a value and a tangent (or None) for every parameter of `f`, in order."""
+    from .composed import arguments, concrete, transformed
+
     if transformed(f) is not None:  # a generated function: its code is transformed again
-        f = concrete(f, primals)
-    params = _positional(f)[: len(primals)]
+        f = concrete(f, values)
+    params = _parameters(f)
     wrt = tuple(p for p, t in zip(params, tangents, strict=True) if t is not None)
     compiled = forward_transform(f, wrt)
-    arguments = _all_arguments(f, primals)
+    positional, keywords = arguments(f, params, values)
     active = [t for t in tangents if t is not None]
-    return compiled.function_for(*arguments)(*arguments, *active)
+    return compiled.function_for(*values)(*positional, *active, **keywords)
 
 
 def _positional(f) -> list[str]:
@@ -71,16 +79,10 @@ def _positional(f) -> list[str]:
     return list(code.co_varnames[: code.co_argcount])
 
 
-def _all_arguments(f, primals) -> tuple:
-    """Primals followed by the defaults of parameters not given."""
-    defaults = f.__defaults__ or ()
-    params = _positional(f)
-    missing = len(params) - len(primals)
-    if missing > len(defaults):
-        raise TypeError(
-            f"{f.__name__} takes {len(params)} positional arguments; primals has {len(primals)}"
-        )
-    return (*primals, *defaults[len(defaults) - missing :]) if missing else tuple(primals)
+def _parameters(f) -> list[str]:
+    """Every parameter of `f`: the positional ones, then the keyword-only ones."""
+    code = f.__code__
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
 def _check_pairs(primals, tangents):

@@ -37,6 +37,8 @@ from s2sgrad.runtime import (
 )
 
 from .composed import (
+    arguments,
+    call_text,
     concrete,
     is_elementwise,
     parameter_names,
@@ -102,7 +104,6 @@ class _Builder:
         self.args = args
         self.inner = concrete(composed.f, args)
         self.namespace: dict = dict(_HELPERS)
-        self.call_args = ", ".join(composed.params)
 
     def function(self) -> types.FunctionType:
         from s2sgrad.transforms import codegen
@@ -152,7 +153,7 @@ class _Builder:
         if mode == "forward":
             return self._forward_lines(k, name)
         primal = self._use(self.inner)
-        lines = [f"_out = {primal}({self.call_args})"]
+        lines = [f"_out = {primal}({call_text(self.inner, self.composed.params)})"]
         if mode == "reverse":
             return lines + self._reverse_lines(k, name)
         return [
@@ -165,14 +166,17 @@ class _Builder:
 
     def _forward_lines(self, k: int, name: str) -> list[str]:
         compiled = forward_transform(self.inner, (name,), batched=True, identity_seed=True)
-        jvp = self._use(compiled.function_for(*self.args))
+        function = compiled.function_for(*self.args)
+        jvp = self._use(function)
         return [
-            f"_t{k} = {jvp}({self.call_args})",
+            f"_t{k} = {jvp}({call_text(function, self.composed.params)})",
             f"_j{k} = columns_to_jacobian(_t{k}, {name})",
         ]
 
     def _reverse_lines(self, k: int, name: str) -> list[str]:
-        out = self.inner(*self.args)
+        params = self.composed.params
+        positional, keywords = arguments(self.inner, params, self.args)
+        out = self.inner(*positional, **keywords)
         vjp = vjp_transform(self.inner, (name,))
         vjp_fn = vjp.function_for(*self.args, out)
         seed = vjp_fn.__code__.co_varnames[vjp_fn.__code__.co_argcount - 1]
@@ -186,9 +190,11 @@ class _Builder:
         forward = forward_transform(
             vjp_fn, (seed,), batched=True, identity_seed=True, shaped_like=alike
         )
-        over_vjp = self._use(forward.function_for(*self.args, out))
+        positional, keywords = arguments(vjp_fn, params, self.args, (out,))
+        function = forward.function_for(*positional, *keywords.values())  # parameter order
+        over_vjp = self._use(function)
         return [
-            f"_t{k} = {over_vjp}({self.call_args}, _out)",
+            f"_t{k} = {over_vjp}({call_text(function, params, ('_out',))})",
             f"_j{k} = rows_to_jacobian(_t{k}[0], _out, {name})",
         ]
 
