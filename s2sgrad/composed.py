@@ -141,12 +141,11 @@ class _SeededGradient(CompiledGradient):
 # -- public transforms --------------------------------------------------------------------------
 
 
-def _check_function(f, what: str) -> None:
-    if not isinstance(f, types.FunctionType):
-        raise TypeError(
-            f"sg.{what} transforms Python functions defined with `def`; got "
-            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
-        )
+def _check_function(f, what: str, arity: int | None = None) -> types.FunctionType:
+    """The Python function to transform for `f` (see `callables.as_function`)."""
+    from .callables import as_function
+
+    return as_function(f, what, arity)
 
 
 def jacobian(f, wrt=0, mode="reverse"):
@@ -166,7 +165,7 @@ def jacobian(f, wrt=0, mode="reverse"):
         array([[1., 0.],
                [0., 1.]])
     """
-    _check_function(f, "jacobian")
+    f = _check_function(f, "jacobian")
     if mode not in ("reverse", "forward", "auto"):
         raise ValueError(f"mode must be 'reverse', 'forward' or 'auto'; got {mode!r}")
     from .jacobian_code import composed_jacobian
@@ -188,7 +187,7 @@ def hessian(f, wrt=0):
     """
     from .transform_api import grad
 
-    _check_function(f, "hessian")
+    f = _check_function(f, "hessian")
     names, is_tuple = wrt_names(f, wrt)
     if is_tuple:
         raise ValueError("sg.hessian takes one argument to differentiate (wrt=index or name)")
@@ -212,7 +211,7 @@ def hvp(f, wrt=0):
     from .forward_api import jvp_of_values
     from .transform_api import grad
 
-    _check_function(f, "hvp")
+    f = _check_function(f, "hvp")
     names, is_tuple = wrt_names(f, wrt)
     if is_tuple:
         raise ValueError("sg.hvp takes one argument to differentiate (wrt=index or name)")
@@ -244,7 +243,7 @@ def vjp(f, *primals):
         >>> out, back = sg.vjp(lambda_free_function, x)   # doctest: +SKIP
         >>> back(np.ones_like(out))                       # doctest: +SKIP
     """
-    _check_function(f, "vjp")
+    f = _check_function(f, "vjp", len(primals))
     values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
     fn = concrete(f, values)
     params = tuple(parameter_names(f))

@@ -53,9 +53,11 @@ def jvp(f, primals, tangents):
         >>> sg.jvp(f, (1.0,), (1.0,))   # doctest: +SKIP
         (0.8414709848078965, 1.3817732906760363)
     """
+    from .callables import as_function
     from .composed import bind
 
     primals, tangents = _check_pairs(primals, tangents)
+    f = as_function(f, "jvp", len(primals))
     values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
     return jvp_of_values(f, values, tangents + (None,) * (len(values) - len(tangents)))
 

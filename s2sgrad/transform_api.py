@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
 
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.spec import GradSpec
 
 from . import disk_cache
+from .callables import as_function
 from .dispatch import CompiledGradient
 
 
@@ -85,11 +85,7 @@ def source(fn, *example_args) -> str:
 
 
 def _transform(f, wrt, optimize, simplify, with_value):
-    if not isinstance(f, types.FunctionType):
-        raise TypeError(
-            f"s2sgrad transforms Python functions defined with `def`; got "
-            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
-        )
+    f = as_function(f, "value_and_grad" if with_value else "grad")
     if hasattr(f, "__sg_custom_gradient__"):  # sg.grad(clip_gradient): differentiate a call
         from .custom import calling_function
 
