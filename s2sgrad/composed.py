@@ -25,6 +25,7 @@ import types
 
 import numpy as np
 
+from s2sgrad.runtime import fresh_containers, unaliased
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
@@ -253,8 +254,8 @@ def vjp(f, *primals):
         for name, value in zip(params, values, strict=True)
         if name in given and _is_float_like(value)
     )
-    positional, keywords = arguments(fn, params, values)
-    out = fn(*positional, **keywords)
+    positional, keywords = arguments(fn, params, fresh_containers(values))
+    out = unaliased(fn(*positional, **keywords), values)  # f itself, as the user calls it
     compiled = vjp_transform(fn, differentiable)
 
     def vjp_fn(cotangent):
@@ -381,6 +382,8 @@ def user_facing(composed) -> types.FunctionType:
 
     def call(*args, **kwargs):
         values = bind(composed.f, args, kwargs)
+        if any(isinstance(value, (list, dict, tuple)) for value in values):
+            values = fresh_containers(values)  # the code calls `f` itself on them
         return composed.specialize(*values)(*values)
 
     call.__name__ = composed.entry

@@ -21,6 +21,7 @@ from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
 from .calls import link, split_of
+from .edges import entry_edges
 from .fence import fence
 from .forward import ForwardSpec, forward
 from .forward_calls import forward_split_of
@@ -161,6 +162,8 @@ def generate_gradient(
     if spec.given and spec.mode == "reverse":
         funcdef = drop_unread(funcdef)
         _show(debug, "drop_unread", funcdef)
+    if not spec.given:  # (a tape's backward code: its inputs are the tape's own values)
+        funcdef = entry_edges(funcdef, containers, analysis.nf.params, analysis.namespace)
     docstring = _docstring(analysis, scalar_params)
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)
