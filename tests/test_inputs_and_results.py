@@ -124,6 +124,36 @@ def test_jacobian_hessian_hvp_results_are_new():
     _assert_unshared(sg.hessian(weighted)(x, W[0]), x)
 
 
+def returns_global(x):
+    return W
+
+
+def calls_returning_global(x):
+    return returns_global(x)
+
+
+def scales_by_global(x):
+    return x * W
+
+
+def sums_scaled(x):
+    return np.sum(scales_by_global(x))
+
+
+def test_a_callee_never_hands_out_its_global():
+    x = np.ones_like(W)
+    out, tangent = sg.jvp(calls_returning_global, (x,), (x,))
+    _assert_unshared((out, tangent), x)
+    np.testing.assert_array_equal(out, W)
+    np.testing.assert_array_equal(tangent, np.zeros_like(W))
+    value, gradient = sg.value_and_grad(calls_returning_global)(x)
+    _assert_unshared((value, gradient), x)
+    np.testing.assert_array_equal(value, W)
+    gradient = sg.grad(sums_scaled)(x)
+    _assert_unshared(gradient, x)
+    np.testing.assert_allclose(gradient, numerical_gradient(sums_scaled, (x,), 0), rtol=1e-6)
+
+
 def test_gradients_of_containers_hold_no_argument():
     p = {"x": X.copy(), "w": W.copy()}
     gradient = sg.grad(from_dict)(p)

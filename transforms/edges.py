@@ -59,13 +59,7 @@ def entry_edges(
             *funcdef.params.kwonly_params,
         )
     ]
-    read: list[str] = []
-    funcdef.body.visit(_NameReader(read))
-    mutable = [
-        name
-        for name in dict.fromkeys(read)
-        if name in constants and isinstance(constants[name], (np.ndarray, list, dict, tuple))
-    ]
+    mutable = _mutable_constants(funcdef, constants)
     sources = cst.Tuple([cst.Element(cst.Name(n)) for n in [*params, *mutable]])
     freshness = _Freshness(funcdef, set(params) | set(constants))
     body = funcdef.body.visit(_Unalias(freshness, sources))
@@ -74,6 +68,29 @@ def entry_edges(
         first = tuple(cst.parse_statement(f"{p} = fresh_containers({p})") for p in copied)
         body = body.with_changes(body=(*first, *body.body))
     return funcdef.with_changes(body=body)
+
+
+def unalias_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object]) -> cst.FunctionDef:
+    """A callee's generated half: its returned values unaliased from the mutable constants it
+    reads (its own globals, which the entry calling it cannot see; a parameter returned is the
+    caller's value, which the entry checks)."""
+    mutable = _mutable_constants(funcdef, constants)
+    if not mutable:
+        return funcdef
+    sources = cst.Tuple([cst.Element(cst.Name(n)) for n in mutable])
+    params = {p.name.value for p in (*funcdef.params.params, *funcdef.params.kwonly_params)}
+    freshness = _Freshness(funcdef, params | set(constants))
+    return funcdef.with_changes(body=funcdef.body.visit(_Unalias(freshness, sources)))
+
+
+def _mutable_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object]) -> list[str]:
+    read: list[str] = []
+    funcdef.body.visit(_NameReader(read))
+    return [
+        name
+        for name in dict.fromkeys(read)
+        if name in constants and isinstance(constants[name], (np.ndarray, list, dict, tuple))
+    ]
 
 
 class _Unalias(cst.CSTTransformer):
