@@ -106,6 +106,33 @@ def wrt_names(f, wrt) -> tuple[tuple[str, ...], bool]:
     return _normalize_wrt(compiled.analysis.fn if compiled is not None else f, wrt)
 
 
+# -- what the user's function returns --------------------------------------------------------
+
+
+def check_output(compiled, what: str, containers: bool) -> None:
+    """TypeError (mentioning has_aux) when the user's function behind `compiled` visibly
+    returns what `what` cannot differentiate (see `transforms/aux.py`): checked once."""
+    checked = getattr(compiled, "_checked_outputs", ())
+    if containers in checked:
+        return
+    from s2sgrad.transforms.aux import check_output as check
+
+    analysis = compiled.analysis
+    check(analysis.nf, analysis.parsed.name, False, what, containers=containers)
+    compiled._checked_outputs = (*checked, containers)
+
+
+def check_value(out, f, what: str):
+    """`out`, a value `f` returned, when it can have a tangent; else a TypeError."""
+    if out is None or isinstance(out, (str, bytes)):
+        raise TypeError(
+            f"{what}: {getattr(f, '__name__', f)} returned {type(out).__name__}, not an array, "
+            f"a number or a container of them; to carry other results along a differentiated "
+            f"value, return (value, aux) and use has_aux=True (sg.grad, sg.value_and_grad)"
+        )
+    return out
+
+
 # -- what the sweeps need ---------------------------------------------------------------------
 
 
@@ -172,6 +199,8 @@ def jacobian(f, wrt=0, mode="reverse"):
     from .jacobian_code import composed_jacobian
 
     names, is_tuple = wrt_names(f, wrt)
+    if transformed(f) is None:  # the user's function: an array or a number, visibly
+        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=False)
     return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
@@ -254,9 +283,14 @@ def vjp(f, *primals):
         for name, value in zip(params, values, strict=True)
         if name in given and _is_float_like(value)
     )
+    user = transformed(f) is None
+    compiled = vjp_transform(fn, differentiable)
+    if user:
+        check_output(compiled, "sg.vjp", containers=True)
     positional, keywords = arguments(fn, params, fresh_containers(values))
     out = unaliased(fn(*positional, **keywords), values)  # f itself, as the user calls it
-    compiled = vjp_transform(fn, differentiable)
+    if user:
+        check_value(out, f, "sg.vjp")
 
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):

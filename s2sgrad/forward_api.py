@@ -64,16 +64,22 @@ def jvp(f, primals, tangents):
 
 def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
     """`jvp` with a value and a tangent (or None) for every parameter of `f`, in order."""
-    from .composed import arguments, concrete, transformed
+    from .composed import arguments, check_output, check_value, concrete, transformed
 
-    if transformed(f) is not None:  # a generated function: its code is transformed again
+    user = transformed(f) is None
+    if not user:  # a generated function: its code is transformed again
         f = concrete(f, values)
     params = _parameters(f)
     wrt = tuple(p for p, t in zip(params, tangents, strict=True) if t is not None)
     compiled = forward_transform(f, wrt)
+    if user:
+        check_output(compiled, "sg.jvp", containers=True)
     positional, keywords = arguments(f, params, values)
     active = [t for t in tangents if t is not None]
-    return compiled.function_for(*values)(*positional, *active, **keywords)
+    result = compiled.function_for(*values)(*positional, *active, **keywords)
+    if user:
+        check_value(result[0], f, "sg.jvp")
+    return result
 
 
 def _positional(f) -> list[str]:
