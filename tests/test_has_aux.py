@@ -141,3 +141,27 @@ def test_has_aux_needs_a_pair():
     for f in (returns_scalar, returns_none, returns_string, returns_list):
         with pytest.raises(TypeError, match="pair"):
             sg.grad(f, has_aux=True)
+
+
+def pair_of(x):
+    return x * 2.0, x
+
+
+def returns_a_callees_pair(x):
+    return pair_of(x)
+
+
+def returns_its_argument(x):
+    return x
+
+
+def test_an_output_whose_form_shows_only_when_it_runs_is_checked_at_the_call():
+    gradient = sg.grad(returns_a_callees_pair)  # the source does not show a tuple
+    with pytest.raises(TypeError, match="has_aux"):
+        gradient(1.5)
+    with pytest.raises(TypeError, match="has_aux"):
+        sg.grad(returns_its_argument)([1.0, 2.0])
+    assert sg.grad(returns_its_argument)(2.0) == 1.0
+    np.testing.assert_array_equal(sg.grad(returns_its_argument)(np.ones(2)), np.ones(2))
+    gradient, aux = sg.grad(returns_a_callees_pair, has_aux=True)(1.5)
+    assert gradient == 2.0 and aux == 1.5

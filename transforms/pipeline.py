@@ -20,7 +20,7 @@ from s2sgrad.runtime import registry as default_registry
 from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
-from .aux import attach_aux, check_output, split_aux
+from .aux import attach_aux, check_on_return, check_output, split_aux
 from .calls import link, split_of
 from .edges import entry_edges
 from .fence import fence
@@ -157,6 +157,8 @@ def generate_gradient(
         _show(debug, "reverse", funcdef)
         if analysis.aux is not None:
             funcdef = attach_aux(funcdef, analysis.aux, spec.with_value)
+        elif not (spec.seeded or spec.given):  # sg.grad of a user's function
+            funcdef = check_on_return(funcdef, analysis.nf, analysis.parsed.name)
         if spec.given:
             funcdef = supply(funcdef, spec.given)
             _show(debug, "given", funcdef)
