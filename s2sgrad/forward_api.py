@@ -7,6 +7,8 @@ import types
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from .binding import arguments, bind, check_output, check_value, concrete, transformed
+from .callables import as_function
 from .dispatch import CompiledGradient
 
 
@@ -25,14 +27,20 @@ def forward_transform(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    spec = GradSpec(
-        wrt=wrt,
-        mode="forward",
-        batched=batched,
-        identity_seed=identity_seed,
-        shaped_like=shaped_like,
-    )
+    options = (wrt, batched, identity_seed, shaped_like)
+    spec = _specs.get(options)
+    if spec is None:  # (a frozen dataclass costs microseconds to build: one per options)
+        spec = _specs[options] = GradSpec(
+            wrt=wrt,
+            mode="forward",
+            batched=batched,
+            identity_seed=identity_seed,
+            shaped_like=shaped_like,
+        )
     return transform_cache.cached(f, spec, lambda: CompiledGradient(analyze(f, spec)))
+
+
+_specs: dict[tuple, GradSpec] = {}  # forward_transform's options -> their GradSpec
 
 
 def jvp(f, primals, tangents):
@@ -53,9 +61,6 @@ def jvp(f, primals, tangents):
         >>> sg.jvp(f, (1.0,), (1.0,))   # doctest: +SKIP
         (0.8414709848078965, 1.3817732906760363)
     """
-    from .callables import as_function
-    from .composed import bind
-
     primals, tangents = _check_pairs(primals, tangents)
     f = as_function(f, "jvp", len(primals))
     values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
@@ -64,8 +69,6 @@ def jvp(f, primals, tangents):
 
 def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
     """`jvp` with a value and a tangent (or None) for every parameter of `f`, in order."""
-    from .composed import arguments, check_output, check_value, concrete, transformed
-
     user = transformed(f) is None
     if not user:  # a generated function: its code is transformed again
         f = concrete(f, values)

@@ -165,3 +165,20 @@ def test_an_output_whose_form_shows_only_when_it_runs_is_checked_at_the_call():
     np.testing.assert_array_equal(sg.grad(returns_its_argument)(np.ones(2)), np.ones(2))
     gradient, aux = sg.grad(returns_a_callees_pair, has_aux=True)(1.5)
     assert gradient == 2.0 and aux == 1.5
+
+
+def cube_of(x):
+    return x**3
+
+
+def returns_a_callees_value(x):
+    return cube_of(x)
+
+
+def test_the_call_time_check_differentiates_again_without_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # np.str's FutureWarning, from spelling `str`
+        assert np.isclose(sg.hessian(returns_a_callees_value)(2.0), 12.0)
+        assert np.isclose(sg.grad(sg.grad(returns_a_callees_value))(2.0), 12.0)

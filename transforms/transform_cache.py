@@ -50,7 +50,9 @@ class _Entry:
     version: int  # the registry version at which `rules` were last found unchanged
 
     def valid(self, fn: types.FunctionType) -> bool:
-        if not _same(_defaults(fn), self.defaults):
+        if (fn.__defaults__ or fn.__kwdefaults__ or self.defaults) and not _same(
+            _defaults(fn), self.defaults
+        ):
             return False
         closure = fn.__closure__
         for holder, name, value in self.reads:
@@ -181,4 +183,9 @@ def _defaults(fn: types.FunctionType) -> tuple:
 
 
 def _same(values: tuple, others: tuple) -> bool:
-    return len(values) == len(others) and all(a is b for a, b in zip(values, others, strict=True))
+    if len(values) != len(others):
+        return False
+    for a, b in zip(values, others, strict=True):
+        if a is not b:
+            return False
+    return True
