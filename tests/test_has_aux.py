@@ -182,3 +182,18 @@ def test_the_call_time_check_differentiates_again_without_warnings():
         warnings.simplefilter("error")  # np.str's FutureWarning, from spelling `str`
         assert np.isclose(sg.hessian(returns_a_callees_value)(2.0), 12.0)
         assert np.isclose(sg.grad(sg.grad(returns_a_callees_value))(2.0), 12.0)
+
+
+def triple_of(x):
+    return x * 2.0, x, 3.0
+
+
+def returns_a_callees_triple(x):
+    return triple_of(x)
+
+
+def test_has_aux_checks_the_pair_at_the_call():
+    with pytest.raises(TypeError, match="pair"):
+        sg.grad(returns_a_callees_triple, has_aux=True)(1.5)
+    with pytest.raises(TypeError, match="pair"):
+        sg.grad(returns_a_callees_value, has_aux=True)(1.5)

@@ -85,11 +85,11 @@ def test_grad_and_value_and_grad_with_keywords():
 
 
 def test_grad_of_grad_with_keyword_only():
-    second = sg.grad(sg.grad(lambda_free_cube))(1.5)
+    second = sg.grad(sg.grad(cube_with_keyword))(1.5)
     assert np.isclose(second, 6 * 1.5 * 2.0)
 
 
-def lambda_free_cube(x, *, c=2.0):
+def cube_with_keyword(x, *, c=2.0):
     return c * x**3
 
 

@@ -203,4 +203,28 @@ def attach_aux(funcdef: cst.FunctionDef, aux: str, with_value: bool) -> cst.Func
     else:
         result = cst.Tuple((cst.Element(returned), cst.Element(cst.Name(aux))))
     body[-1] = line.with_changes(body=(line.body[0].with_changes(value=result),))
-    return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
+    return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(_check_pair(body, aux))))
+
+
+def _check_pair(body: list, aux: str) -> list:
+    """`body` checking, before it takes the output apart (``_value = out[0]``, ``_aux =
+    out[1]``), that the output is a pair: a clear TypeError rather than a subscript error
+    (or, for a triple, its first two elements)."""
+    taken = {}  # output name -> index of the first line reading an element of it
+    for index, line in enumerate(body):
+        statement = line.body[0] if isinstance(line, cst.SimpleStatementLine) else None
+        if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Subscript):
+            continue
+        base = statement.value.value
+        if isinstance(base, cst.Name):
+            taken.setdefault(base.value, index)
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name) and target.value == aux:
+                out = base.value
+                check = cst.parse_statement(
+                    f"if not isinstance({out}, (tuple, list)) or len({out}) != 2:\n"
+                    f"    raise TypeError('has_aux=True: the function must return a pair "
+                    f"(value, aux); it returned ' + type({out}).__name__)\n"
+                )
+                return [*body[: taken[out]], check, *body[taken[out] :]]
+    return body

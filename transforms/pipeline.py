@@ -91,7 +91,7 @@ def analyze(
     _show(debug, "normalize", nf.funcdef)
     aux = None
     if spec.has_aux:
-        check_output(nf, parsed.name, True, "sg.grad")
+        check_output(nf, parsed.name, True, "sg.value_and_grad" if spec.with_value else "sg.grad")
         nf, aux = split_aux(nf, namer)
         _show(debug, "split_aux", nf.funcdef)
     namespace = resolution.namespace()
