@@ -258,3 +258,44 @@ def test_jacobian_and_hessian_leave_argument_lists_alone():
         except (TypeError, ValueError):
             pass  # Jacobians with respect to a list are another matter; the list is not
         assert xs == [1.5, 2.0]
+
+
+def weighted_by_a_global_row(x):
+    return np.sum(x * W[0])
+
+
+def linear_in_both(x, w):
+    return np.sum(x * w) + np.sum(w)
+
+
+def _zero_in_place(value):
+    for leaf in _leaves(value):
+        if isinstance(leaf, np.ndarray) and leaf.flags.writeable:
+            leaf *= 0.0
+
+
+EVERY_TRANSFORM = {
+    "grad": lambda f, *a: sg.grad(f)(*a),
+    "value_and_grad": lambda f, *a: sg.value_and_grad(f)(*a),
+    "vjp": lambda f, *a: (sg.vjp(f, *a)[0], sg.vjp(f, *a)[1](1.0)),
+    "jvp": lambda f, *a: sg.jvp(f, a, tuple(np.ones_like(v) for v in a)),
+    "jacobian": lambda f, *a: sg.jacobian(f)(*a),
+    "jacobian_forward": lambda f, *a: sg.jacobian(f, mode="forward")(*a),
+    "hessian": lambda f, *a: sg.hessian(f)(*a),
+    "hvp": lambda f, *a: sg.hvp(f)(*a, np.ones_like(a[0])),
+}
+
+
+@pytest.mark.parametrize("transform", list(EVERY_TRANSFORM))
+@pytest.mark.parametrize("f", [weighted_by_a_global_row, linear_in_both], ids=lambda f: f.__name__)
+def test_updating_any_result_in_place_changes_no_input_and_no_global(transform, f):
+    args = (np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -3.0]))[: f.__code__.co_argcount]
+    snapshots = [a.copy() for a in args]
+    result = EVERY_TRANSFORM[transform](f, *args)
+    _assert_unshared(result, *args)
+    _zero_in_place(result)
+    for a, snapshot in zip(args, snapshots, strict=True):
+        np.testing.assert_array_equal(a, snapshot)
+    np.testing.assert_array_equal(W, W_BEFORE)
+    gradient = sg.grad(f)(*args)  # and the derivative is still right
+    np.testing.assert_allclose(gradient, numerical_gradient(f, args, 0), rtol=1e-6)
