@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import libcst as cst
 import numpy as np
 
-from .walk import _NameReader
+from .walk import read_names
 
 # NumPy functions (besides ufuncs) whose result is always a new array
 _ALLOCATING = frozenset(
@@ -59,38 +59,57 @@ def entry_edges(
             *funcdef.params.kwonly_params,
         )
     ]
-    mutable = _mutable_constants(funcdef, constants)
-    sources = cst.Tuple([cst.Element(cst.Name(n)) for n in [*params, *mutable]])
-    freshness = _Freshness(funcdef, set(params) | set(constants))
-    body = funcdef.body.visit(_Unalias(freshness, sources))
+    funcdef = _unalias_returns(funcdef, params, set(params) | set(constants), constants)
     if containers:
         copied = [p for p in params if p in containers or p not in primal_params]
         first = tuple(cst.parse_statement(f"{p} = fresh_containers({p})") for p in copied)
-        body = body.with_changes(body=(*first, *body.body))
-    return funcdef.with_changes(body=body)
+        body = funcdef.body
+        funcdef = funcdef.with_changes(body=body.with_changes(body=(*first, *body.body)))
+    return funcdef
 
 
 def unalias_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object]) -> cst.FunctionDef:
     """A callee's generated half: its returned values unaliased from the mutable constants it
     reads (its own globals, which the entry calling it cannot see; a parameter returned is the
     caller's value, which the entry checks)."""
-    mutable = _mutable_constants(funcdef, constants)
-    if not mutable:
+    if not any(isinstance(v, _MUTABLE) for v in constants.values()):
         return funcdef
-    sources = cst.Tuple([cst.Element(cst.Name(n)) for n in mutable])
     params = {p.name.value for p in (*funcdef.params.params, *funcdef.params.kwonly_params)}
-    freshness = _Freshness(funcdef, params | set(constants))
-    return funcdef.with_changes(body=funcdef.body.visit(_Unalias(freshness, sources)))
+    return _unalias_returns(funcdef, [], params | set(constants), constants)
 
 
-def _mutable_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object]) -> list[str]:
+_MUTABLE = (np.ndarray, list, dict, tuple)
+
+
+def _unalias_returns(funcdef, params: list[str], given: set[str], constants) -> cst.FunctionDef:
+    """`funcdef` whose returns of values not shown to be new are ``unaliased(value, sources)``,
+    the sources being `params` and the mutable constants the function reads."""
+    freshness = _Freshness(funcdef.body.body, given)
+    if all(r.value is None or freshness.is_new(r.value) for r in freshness.returns):
+        return funcdef
     read: list[str] = []
-    funcdef.body.visit(_NameReader(read))
-    return [
-        name
-        for name in dict.fromkeys(read)
-        if name in constants and isinstance(constants[name], (np.ndarray, list, dict, tuple))
-    ]
+    for node in freshness.read:
+        read_names(node, read)
+    mutable = [n for n in dict.fromkeys(read) if isinstance(constants.get(n), _MUTABLE)]
+    if not params and not mutable:
+        return funcdef
+    sources = cst.Tuple([cst.Element(cst.Name(n)) for n in [*params, *mutable]])
+    body = list(funcdef.body.body)
+    last = body[-1]
+    only_last = (
+        len(freshness.returns) == 1
+        and isinstance(last, cst.SimpleStatementLine)
+        and last.body[0] is freshness.returns[0]
+    )
+    if not only_last:  # (generated code has one exit; this is for anything else)
+        return funcdef.with_changes(body=funcdef.body.visit(_Unalias(freshness, sources)))
+    body[-1] = last.with_changes(body=(_unaliased(last.body[0], sources),))
+    return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
+
+
+def _unaliased(statement: cst.Return, sources: cst.Tuple) -> cst.Return:
+    call = cst.Call(cst.Name("unaliased"), (cst.Arg(statement.value), cst.Arg(sources)))
+    return statement.with_changes(value=call)
 
 
 class _Unalias(cst.CSTTransformer):
@@ -99,30 +118,66 @@ class _Unalias(cst.CSTTransformer):
         self.sources = sources
 
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        value = updated.value
-        if value is None or self.freshness.is_new(value):
+        if updated.value is None or self.freshness.is_new(updated.value):
             return updated
-        call = cst.Call(cst.Name("unaliased"), (cst.Arg(value), cst.Arg(self.sources)))
-        return updated.with_changes(value=call)
+        return _unaliased(updated, self.sources)
 
 
-class _Freshness(cst.CSTVisitor):
-    """Which expressions of a function are certainly new objects (see the module docstring)."""
+class _Freshness:
+    """Which expressions of a function are certainly new objects (see the module docstring),
+    from one walk over its statements (no libcst visitor: this runs on every entry)."""
 
-    def __init__(self, funcdef: cst.FunctionDef, given: set[str]):
+    def __init__(self, lines, given: set[str]):
         self.values: dict[str, list[cst.BaseExpression]] = {}
         self.unknown = set(given)  # parameters, constants, names bound by unpacking or loops
-        funcdef.body.visit(self)
+        self.returns: list[cst.Return] = []
+        self.read: list[cst.CSTNode] = []  # what the function reads: statements, tests
+        self._walk(lines)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            if isinstance(target.target, cst.Name):
-                self.values.setdefault(target.target.value, []).append(node.value)
-            else:
-                self._bound_unknown(target.target)
+    def _walk(self, lines) -> None:
+        for line in lines:
+            if isinstance(line, cst.SimpleStatementLine):
+                for statement in line.body:
+                    self._statement(statement)
+                continue
+            if isinstance(line, cst.For):
+                self._bound_unknown(line.target)
+                self.read.append(line.iter)
+            elif isinstance(line, (cst.If, cst.While)):
+                self.read.append(line.test)
+            else:  # anything else: every name it reads is a read
+                self.read.append(line)
+                continue
+            self._walk(line.body.body)
+            orelse = getattr(line, "orelse", None)
+            while isinstance(orelse, cst.If):  # elif
+                self.read.append(orelse.test)
+                self._walk(orelse.body.body)
+                orelse = orelse.orelse
+            if orelse is not None:
+                self._walk(orelse.body.body)
 
-    def visit_For(self, node: cst.For) -> None:
-        self._bound_unknown(node.target)
+    def _statement(self, statement: cst.BaseSmallStatement) -> None:
+        if isinstance(statement, cst.Return):
+            self.returns.append(statement)
+            if statement.value is not None:
+                self.read.append(statement.value)
+        elif isinstance(statement, cst.Assign):
+            self.read.append(statement.value)
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    self.values.setdefault(target.target.value, []).append(statement.value)
+                else:
+                    self.read.append(target.target)
+                    self._bound_unknown(target.target)
+        elif isinstance(statement, (cst.AugAssign, cst.Expr)):
+            self.read.extend(
+                (statement.target, statement.value)
+                if isinstance(statement, cst.AugAssign)
+                else (statement.value,)
+            )
+        else:
+            self.read.append(statement)
 
     def _bound_unknown(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
