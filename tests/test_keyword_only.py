@@ -98,3 +98,14 @@ def test_a_keyword_only_parameter_without_default_is_a_clear_type_error():
         sg.jvp(required_keyword, (X,), (V,))
     with pytest.raises(TypeError, match="'k'"):
         sg.vjp(required_keyword, X)
+
+
+def test_differentiating_with_respect_to_a_keyword_only_parameter():
+    x = np.array([1.5, 2.0])
+    first = np.sum(x**2 * np.log(x))  # d/dk sum(x ** k) at k = 2 (shift 0)
+    second = np.sum(x**2 * np.log(x) ** 2)
+    assert np.isclose(sg.grad(powered, wrt="k")(x, shift=0.0), first)
+    assert np.isclose(sg.jacobian(powered, wrt="k")(x, shift=0.0), first)
+    assert np.isclose(sg.jacobian(powered, wrt="k", mode="forward")(x, shift=0.0), first)
+    assert np.isclose(sg.hessian(powered, wrt="k")(x, shift=0.0), second)
+    assert np.isclose(sg.hvp(powered, wrt="k")(x, 1.0, shift=0.0), second)
