@@ -11,6 +11,8 @@ from .adjoint_helpers import *  # noqa: F403  (re-export: generated code imports
 from .adjoint_helpers import __all__ as _adjoint_all
 from .array_helpers import *  # noqa: F403
 from .array_helpers import __all__ as _array_all
+from .boundaries import *  # noqa: F403
+from .boundaries import __all__ as _boundary_all
 from .containers import *  # noqa: F403
 from .containers import __all__ as _container_all
 from .helper_tangents import *  # noqa: F403
@@ -28,6 +30,7 @@ __all__ = [
     *_activation_all,
     *_adjoint_all,
     *_array_all,
+    *_boundary_all,
     *_container_all,
     *_helper_tangent_all,
     *_tangent_all,

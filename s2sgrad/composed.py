@@ -25,61 +25,46 @@ import types
 
 import numpy as np
 
-from s2sgrad.runtime import registry
+from s2sgrad.runtime import fresh_containers, unaliased
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from .binding import (
+    arguments,
+    bind,
+    call_text,
+    check_output,
+    check_value,
+    concrete,
+    keyword_only,
+    parameter_names,
+    transformed,
+    wrt_names,
+)
 from .dispatch import CompiledGradient
 from .forward_api import forward_transform
 
-_vjp_cache: dict[tuple, CompiledGradient] = {}
-
-
-def transformed(f) -> CompiledGradient | None:
-    """The compiled transform behind a function s2sgrad returned, or None."""
-    compiled = getattr(f, "__wrapped_transform__", None)
-    return compiled if hasattr(compiled, "specialize") else None
-
-
-def concrete(f, args: tuple):
-    """The Python function to transform for a call with `args`: `f` itself, or for a
-    generated function, the generated specialization those arguments select."""
-    compiled = transformed(f)
-    if compiled is None:
-        return f
-    return concrete(compiled.function_for(*args), args)
-
-
-def bind(f, args: tuple, kwargs: dict | None = None) -> tuple:
-    """Every argument of a call of `f` by position (defaults filled in)."""
-    compiled = transformed(f)
-    target = compiled.analysis.fn if compiled is not None else f
-    code = getattr(target, "__code__", None)
-    if not kwargs and code is not None and _plain_signature(code, len(args)):
-        return tuple(args)  # every parameter given by position: nothing to bind
-    bound = inspect.signature(target).bind(*args, **(kwargs or {}))
-    bound.apply_defaults()
-    return tuple(bound.arguments.values())
-
-
-def _plain_signature(code, count: int) -> bool:
-    """`count` positional arguments are all the parameters of `code` (no ``*args``,
-    ``**kwargs`` or keyword-only ones)."""
-    variadic = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
-    return count == code.co_argcount and not code.co_kwonlyargcount and not code.co_flags & variadic
-
-
-def parameter_names(f) -> list[str]:
-    compiled = transformed(f)
-    target = compiled.analysis.fn if compiled is not None else f
-    return list(inspect.signature(target).parameters)
-
-
-def wrt_names(f, wrt) -> tuple[tuple[str, ...], bool]:
-    from .transform_api import _normalize_wrt
-
-    compiled = transformed(f)
-    return _normalize_wrt(compiled.analysis.fn if compiled is not None else f, wrt)
+__all__ = [  # (the names of `binding` are re-exported: other modules import them from here)
+    "ComposedGradient",
+    "arguments",
+    "bind",
+    "call_text",
+    "check_output",
+    "check_value",
+    "concrete",
+    "grad_of_transformed",
+    "hessian",
+    "hvp",
+    "jacobian",
+    "keyword_only",
+    "parameter_names",
+    "transformed",
+    "user_facing",
+    "vjp",
+    "vjp_transform",
+    "wrt_names",
+]
 
 
 # -- what the sweeps need ---------------------------------------------------------------------
@@ -104,12 +89,8 @@ def is_elementwise(compiled) -> bool:
 
 def vjp_transform(fn, wrt: tuple[str, ...]) -> CompiledGradient:
     """The reverse transform of `fn` whose last parameter is the output's adjoint."""
-    key = (fn.__code__, id(fn.__globals__), wrt, registry.version)
-    compiled = _vjp_cache.get(key)
-    if compiled is None:
-        spec = GradSpec(wrt=wrt, wrt_is_tuple=True, seeded=True)
-        compiled = _vjp_cache[key] = _SeededGradient(analyze(fn, spec))
-    return compiled
+    spec = GradSpec(wrt=wrt, wrt_is_tuple=True, seeded=True)
+    return transform_cache.cached(fn, spec, lambda: _SeededGradient(analyze(fn, spec)))
 
 
 class _SeededGradient(CompiledGradient):
@@ -122,12 +103,11 @@ class _SeededGradient(CompiledGradient):
 # -- public transforms --------------------------------------------------------------------------
 
 
-def _check_function(f, what: str) -> None:
-    if not isinstance(f, types.FunctionType):
-        raise TypeError(
-            f"sg.{what} transforms Python functions defined with `def`; got "
-            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
-        )
+def _check_function(f, what: str, arity: int | None = None) -> types.FunctionType:
+    """The Python function to transform for `f` (see `callables.as_function`)."""
+    from .callables import as_function
+
+    return as_function(f, what, arity)
 
 
 def jacobian(f, wrt=0, mode="reverse"):
@@ -147,12 +127,14 @@ def jacobian(f, wrt=0, mode="reverse"):
         array([[1., 0.],
                [0., 1.]])
     """
-    _check_function(f, "jacobian")
+    f = _check_function(f, "jacobian")
     if mode not in ("reverse", "forward", "auto"):
         raise ValueError(f"mode must be 'reverse', 'forward' or 'auto'; got {mode!r}")
     from .jacobian_code import composed_jacobian
 
     names, is_tuple = wrt_names(f, wrt)
+    if transformed(f) is None:  # the user's function: an array or a number, visibly
+        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=False)
     return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
@@ -169,7 +151,7 @@ def hessian(f, wrt=0):
     """
     from .transform_api import grad
 
-    _check_function(f, "hessian")
+    f = _check_function(f, "hessian")
     names, is_tuple = wrt_names(f, wrt)
     if is_tuple:
         raise ValueError("sg.hessian takes one argument to differentiate (wrt=index or name)")
@@ -190,10 +172,10 @@ def hvp(f, wrt=0):
         >>> sg.hvp(f)(np.ones(2), np.array([1.0, 0.0]))   # doctest: +SKIP
         array([6., 0.])
     """
-    from .forward_api import jvp
+    from .forward_api import jvp_of_values
     from .transform_api import grad
 
-    _check_function(f, "hvp")
+    f = _check_function(f, "hvp")
     names, is_tuple = wrt_names(f, wrt)
     if is_tuple:
         raise ValueError("sg.hvp takes one argument to differentiate (wrt=index or name)")
@@ -201,17 +183,17 @@ def hvp(f, wrt=0):
     params = parameter_names(f)
     index = params.index(names[0])
 
-    def hessian_vector_product(*args):
+    def hessian_vector_product(*args, **kwargs):
         if len(args) < 2:
             raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
         *primals, v = args
-        values = bind(f, tuple(primals))
+        values = bind(f, tuple(primals), kwargs)
         if np.shape(v) != np.shape(values[index]):
             raise ValueError(
                 f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
             )
         tangents = tuple(v if k == index else None for k in range(len(values)))
-        return jvp(gradient, values, tangents)[1]
+        return jvp_of_values(gradient, values, tangents)[1]
 
     hessian_vector_product.__name__ = f"hvp_{f.__name__}"
     return hessian_vector_product
@@ -225,15 +207,24 @@ def vjp(f, *primals):
         >>> out, back = sg.vjp(lambda_free_function, x)   # doctest: +SKIP
         >>> back(np.ones_like(out))                       # doctest: +SKIP
     """
-    _check_function(f, "vjp")
-    values = bind(f, primals)
+    f = _check_function(f, "vjp", len(primals))
+    values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
     fn = concrete(f, values)
     params = tuple(parameter_names(f))
+    given = params[: len(primals)]
     differentiable = tuple(
-        name for name, value in zip(params, values, strict=True) if _is_float_like(value)
+        name
+        for name, value in zip(params, values, strict=True)
+        if name in given and _is_float_like(value)
     )
-    out = fn(*values)
+    user = transformed(f) is None
     compiled = vjp_transform(fn, differentiable)
+    if user:
+        check_output(compiled, "sg.vjp", containers=True)
+    positional, keywords = arguments(fn, params, fresh_containers(values))
+    out = unaliased(fn(*positional, **keywords), values)  # f itself, as the user calls it
+    if user:
+        check_value(out, f, "sg.vjp")
 
     def vjp_fn(cotangent):
         if np.shape(cotangent) != np.shape(out):
@@ -241,9 +232,10 @@ def vjp(f, *primals):
                 f"the cotangent must have the output's shape {np.shape(out)}; got "
                 f"{np.shape(cotangent)}"
             )
-        grads = compiled.function_for(*values, cotangent)(*values, cotangent)
+        call, keywords = arguments(fn, params, values, (cotangent,))
+        grads = compiled.function_for(*values, cotangent)(*call, **keywords)
         by_name = dict(zip(differentiable, grads, strict=True))
-        return tuple(by_name.get(name) for name in params[: len(primals)])
+        return tuple(by_name.get(name) for name in given)
 
     return out, vjp_fn
 
@@ -311,7 +303,7 @@ class ComposedGradient:
         call_args = ", ".join(self.params)
         if self.with_value:
             namespace[inner.__name__] = inner
-            lines.append(f"    _value = {inner.__name__}({call_args})")
+            lines.append(f"    _value = {inner.__name__}({call_text(inner, self.params)})")
         for k, name in enumerate(self.names):
             index = self.params.index(name)
             scalar = isinstance(args[index], (float, int)) and not isinstance(args[index], bool)
@@ -323,10 +315,11 @@ class ComposedGradient:
             alias = f"{jvp_function.__name__}_{k}" if len(self.names) > 1 else jvp_function.__name__
             namespace[alias] = jvp_function
             if scalar:
-                lines.append(f"    _, _t{k} = {alias}({call_args}, 1.0)")
+                arguments_text = call_text(jvp_function, self.params, ("1.0",))
+                lines.append(f"    _, _t{k} = {alias}({arguments_text})")
                 results.append(f"np.sum(_t{k})")
             else:
-                lines.append(f"    _t{k} = {alias}({call_args})")
+                lines.append(f"    _t{k} = {alias}({call_text(jvp_function, self.params)})")
                 flat = f"np.reshape(_t{k}, (np.shape(_t{k})[0], -1))"
                 results.append(f"np.reshape(np.sum({flat}, axis=1), np.shape({name}))")
         returned = ", ".join(results) + ("," if self.is_tuple and len(results) == 1 else "")
@@ -357,6 +350,8 @@ def user_facing(composed) -> types.FunctionType:
 
     def call(*args, **kwargs):
         values = bind(composed.f, args, kwargs)
+        if any(isinstance(value, (list, dict, tuple)) for value in values):
+            values = fresh_containers(values)  # the code calls `f` itself on them
         return composed.specialize(*values)(*values)
 
     call.__name__ = composed.entry

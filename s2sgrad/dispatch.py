@@ -9,6 +9,7 @@ tuple of argument classes, and a miss compiles (or reuses) the specialization fo
 
 from __future__ import annotations
 
+import itertools
 import linecache
 import numbers
 import types
@@ -19,6 +20,8 @@ import numpy as np
 from s2sgrad.transforms.spec import Generated
 
 from . import disk_cache
+
+_dispatchers = itertools.count(1)  # numbers the dispatchers' file names (one text each)
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -104,7 +107,10 @@ class CompiledGradient:
             f"    return fn({call})\n"
         )
         namespace: dict[str, object] = {"_specializations": self._by_classes, "_key": _key}
-        code = compile(source, f"<s2sgrad dispatcher {entry}>", "exec")
+        filename = f"<s2sgrad dispatcher {entry} #{next(_dispatchers)}>"
+        # registered like generated code, so a traceback through the dispatcher shows its line
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        code = compile(source, filename, "exec")
         exec(code, namespace)
         dispatcher = namespace[entry]
         exec(code, namespace)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import types
 
-from s2sgrad.runtime import registry
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from .binding import arguments, bind, check_output, check_value, concrete, transformed
+from .callables import as_function
 from .dispatch import CompiledGradient
-
-_cache: dict[tuple, CompiledGradient] = {}
 
 
 def forward_transform(
@@ -27,19 +27,20 @@ def forward_transform(
             f"s2sgrad transforms Python functions defined with `def`; got "
             f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
-    key = (f.__code__, id(f.__globals__), wrt, batched, identity_seed, shaped_like)
-    key += (registry.version,)
-    compiled = _cache.get(key)
-    if compiled is None:
-        spec = GradSpec(
+    options = (wrt, batched, identity_seed, shaped_like)
+    spec = _specs.get(options)
+    if spec is None:  # (a frozen dataclass costs microseconds to build: one per options)
+        spec = _specs[options] = GradSpec(
             wrt=wrt,
             mode="forward",
             batched=batched,
             identity_seed=identity_seed,
             shaped_like=shaped_like,
         )
-        compiled = _cache[key] = CompiledGradient(analyze(f, spec))
-    return compiled
+    return transform_cache.cached(f, spec, lambda: CompiledGradient(analyze(f, spec)))
+
+
+_specs: dict[tuple, GradSpec] = {}  # forward_transform's options -> their GradSpec
 
 
 def jvp(f, primals, tangents):
@@ -60,17 +61,28 @@ def jvp(f, primals, tangents):
         >>> sg.jvp(f, (1.0,), (1.0,))   # doctest: +SKIP
         (0.8414709848078965, 1.3817732906760363)
     """
-    from .composed import concrete, transformed
-
     primals, tangents = _check_pairs(primals, tangents)
-    if transformed(f) is not None:  # a generated function: its code is transformed again
-        f = concrete(f, primals)
-    params = _positional(f)[: len(primals)]
+    f = as_function(f, "jvp", len(primals))
+    values = bind(f, primals)  # keyword-only parameters and the others left out: defaults
+    return jvp_of_values(f, values, tangents + (None,) * (len(values) - len(tangents)))
+
+
+def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
+    """`jvp` with a value and a tangent (or None) for every parameter of `f`, in order."""
+    user = transformed(f) is None
+    if not user:  # a generated function: its code is transformed again
+        f = concrete(f, values)
+    params = _parameters(f)
     wrt = tuple(p for p, t in zip(params, tangents, strict=True) if t is not None)
     compiled = forward_transform(f, wrt)
-    arguments = _all_arguments(f, primals)
+    if user:
+        check_output(compiled, "sg.jvp", containers=True)
+    positional, keywords = arguments(f, params, values)
     active = [t for t in tangents if t is not None]
-    return compiled.function_for(*arguments)(*arguments, *active)
+    result = compiled.function_for(*values)(*positional, *active, **keywords)
+    if user:
+        check_value(result[0], f, "sg.jvp")
+    return result
 
 
 def _positional(f) -> list[str]:
@@ -78,16 +90,10 @@ def _positional(f) -> list[str]:
     return list(code.co_varnames[: code.co_argcount])
 
 
-def _all_arguments(f, primals) -> tuple:
-    """Primals followed by the defaults of parameters not given."""
-    defaults = f.__defaults__ or ()
-    params = _positional(f)
-    missing = len(params) - len(primals)
-    if missing > len(defaults):
-        raise TypeError(
-            f"{f.__name__} takes {len(params)} positional arguments; primals has {len(primals)}"
-        )
-    return (*primals, *defaults[len(defaults) - missing :]) if missing else tuple(primals)
+def _parameters(f) -> list[str]:
+    """Every parameter of `f`: the positional ones, then the keyword-only ones."""
+    code = f.__code__
+    return list(code.co_varnames[: code.co_argcount + code.co_kwonlyargcount])
 
 
 def _check_pairs(primals, tangents):

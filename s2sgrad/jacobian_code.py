@@ -39,6 +39,8 @@ from s2sgrad.runtime import (
 )
 
 from .composed import (
+    arguments,
+    call_text,
     concrete,
     is_elementwise,
     parameter_names,
@@ -106,7 +108,6 @@ class _Builder:
         self.args = args
         self.inner = concrete(composed.f, args)
         self.namespace: dict = dict(_HELPERS)
-        self.call_args = ", ".join(composed.params)
         # every name the function invents (its locals, the sweeps it calls) comes from here,
         # clear of the parameters (a parameter named ``_out`` must not be overwritten)
         self.namer = Namer({*composed.params, *self.namespace, composed.entry})
@@ -168,7 +169,7 @@ class _Builder:
             # a user rule registered with register_jvp alone): the forward sweep gives the
             # same Jacobian (and raises the error if it cannot either)
             return self._forward_lines(result, name)
-        lines = [f"{out} = {primal}({self.call_args})"]
+        lines = [f"{out} = {primal}({call_text(self.inner, self.composed.params)})"]
         if mode == "reverse":
             return lines + reverse
         return [
@@ -181,15 +182,18 @@ class _Builder:
 
     def _forward_lines(self, result: str, name: str) -> list[str]:
         compiled = forward_transform(self.inner, (name,), batched=True, identity_seed=True)
-        jvp = self._use(compiled.function_for(*self.args))
+        function = compiled.function_for(*self.args)
+        jvp = self._use(function)
         columns = self.namer.fresh(result.replace("_j", "_t", 1))
         return [
-            f"{columns} = {jvp}({self.call_args})",
+            f"{columns} = {jvp}({call_text(function, self.composed.params)})",
             f"{result} = columns_to_jacobian({columns}, {name})",
         ]
 
     def _reverse_lines(self, result: str, name: str, out: str) -> list[str]:
-        value = self.inner(*self.args)
+        params = self.composed.params
+        positional, keywords = arguments(self.inner, params, self.args)
+        value = self.inner(*positional, **keywords)
         vjp = vjp_transform(self.inner, (name,))
         vjp_fn = vjp.function_for(*self.args, value)
         seed = vjp_fn.__code__.co_varnames[vjp_fn.__code__.co_argcount - 1]
@@ -203,10 +207,12 @@ class _Builder:
         forward = forward_transform(
             vjp_fn, (seed,), batched=True, identity_seed=True, shaped_like=alike
         )
-        over_vjp = self._use(forward.function_for(*self.args, value))
+        positional, keywords = arguments(vjp_fn, params, self.args, (value,))
+        function = forward.function_for(*positional, *keywords.values())  # parameter order
+        over_vjp = self._use(function)
         rows = self.namer.fresh(result.replace("_j", "_t", 1))
         return [
-            f"{rows} = {over_vjp}({self.call_args}, {out})",
+            f"{rows} = {over_vjp}({call_text(function, params, (out,))})",
             f"{result} = rows_to_jacobian({rows}[0], {out}, {name})",
         ]
 

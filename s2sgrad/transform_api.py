@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-import types
 
-from s2sgrad.runtime import registry
+from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.spec import GradSpec
 
 from . import disk_cache
+from .callables import as_function
 from .dispatch import CompiledGradient
 
-_cache: dict[tuple, tuple[tuple, CompiledGradient]] = {}
 
-
-def grad(f=None, wrt=0, *, optimize=True, simplify=False):
+def grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=False):
     """Transform `f` into a function computing its gradient, by generating Python source.
 
     Args:
@@ -23,6 +21,8 @@ def grad(f=None, wrt=0, *, optimize=True, simplify=False):
             sum of its elements.
         wrt: the argument to differentiate with respect to: an index, a parameter name, or a
             tuple of them (then the result is a tuple of gradients).
+        has_aux: `f` returns a pair ``(value, aux)``; the value is differentiated and the
+            result is ``(gradient, aux)``, aux returned as `f` gave it.
         optimize: run the optimizer on the generated code (turn off to see the raw adjoint).
         simplify: after the optimizer, simplify the generated arithmetic with sympy and
             share common subexpressions (slower to transform; see transforms/simplify.py).
@@ -34,6 +34,8 @@ def grad(f=None, wrt=0, *, optimize=True, simplify=False):
     Raises:
         TransformError: `f` uses a construct s2sgrad does not support (with file, line, column).
         LookupError: `f` differentiates through a function with no gradient rule.
+        TypeError: `f` returns a tuple, a list, a dict, None or a string (without `has_aux`),
+            or not a pair (with it).
 
     Example:
         >>> import numpy as np, s2sgrad as sg
@@ -43,12 +45,15 @@ def grad(f=None, wrt=0, *, optimize=True, simplify=False):
         array([0., 0., 0.])
     """
     if f is None:
-        return functools.partial(grad, wrt=wrt, optimize=optimize, simplify=simplify)
-    return _transform(f, wrt, optimize, simplify, with_value=False)
+        return functools.partial(
+            grad, wrt=wrt, has_aux=has_aux, optimize=optimize, simplify=simplify
+        )
+    return _transform(f, wrt, optimize, simplify, with_value=False, has_aux=has_aux)
 
 
-def value_and_grad(f=None, wrt=0, *, optimize=True, simplify=False):
-    """Like `grad`, but the function returns ``(f(...), gradient)`` from one sweep.
+def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=False):
+    """Like `grad`, but the function returns ``(f(...), gradient)`` from one sweep; with
+    `has_aux`, ``((value, aux), gradient)``.
 
     Example:
         >>> def f(x):
@@ -57,8 +62,10 @@ def value_and_grad(f=None, wrt=0, *, optimize=True, simplify=False):
         (8.0, 12.0)
     """
     if f is None:
-        return functools.partial(value_and_grad, wrt=wrt, optimize=optimize, simplify=simplify)
-    return _transform(f, wrt, optimize, simplify, with_value=True)
+        return functools.partial(
+            value_and_grad, wrt=wrt, has_aux=has_aux, optimize=optimize, simplify=simplify
+        )
+    return _transform(f, wrt, optimize, simplify, with_value=True, has_aux=has_aux)
 
 
 def source(fn, *example_args) -> str:
@@ -86,12 +93,9 @@ def source(fn, *example_args) -> str:
     return merged_source(function)
 
 
-def _transform(f, wrt, optimize, simplify, with_value):
-    if not isinstance(f, types.FunctionType):
-        raise TypeError(
-            f"s2sgrad transforms Python functions defined with `def`; got "
-            f"{type(f).__name__} {getattr(f, '__name__', f)!r}"
-        )
+def _transform(f, wrt, optimize, simplify, with_value, has_aux=False):
+    what = "sg.value_and_grad" if with_value else "sg.grad"
+    f = as_function(f, what[3:])
     if hasattr(f, "__sg_custom_gradient__"):  # sg.grad(clip_gradient): differentiate a call
         from .custom import calling_function
 
@@ -100,6 +104,8 @@ def _transform(f, wrt, optimize, simplify, with_value):
         # a generated function (`composed.transformed`): differentiate its code again
         from .composed import grad_of_transformed, transformed
 
+        if has_aux:
+            raise TypeError(f"{what}(..., has_aux=True) of a function s2sgrad generated")
         names, is_tuple = _normalize_wrt(transformed(f).analysis.fn, wrt)
         return grad_of_transformed(f, names, is_tuple, with_value)
     names, is_tuple = _normalize_wrt(f, wrt)
@@ -107,42 +113,23 @@ def _transform(f, wrt, optimize, simplify, with_value):
         wrt=names,
         wrt_is_tuple=is_tuple,
         with_value=with_value,
+        has_aux=bool(has_aux),
         optimize=bool(optimize),
         simplify=bool(simplify),
     )
-    key = (f.__code__, spec, registry.version, id(f.__globals__))
-    cached = _cache.get(key)
-    if cached is not None and _captures_unchanged(f, cached[0]):
-        compiled = cached[1]
-    else:
+
+    def build() -> CompiledGradient:
         analysis = disk_cache.lookup(f, spec)
         if analysis is None:  # the compiler is imported only now: a hit never loads libcst
+            from s2sgrad.transforms.aux import check_output
             from s2sgrad.transforms.pipeline import analyze
 
             analysis = analyze(f, spec)
-        compiled = CompiledGradient(analysis)
-        free = getattr(analysis, "free_values", None)  # found on disk: nothing was resolved
-        _cache[key] = (_captured(f, analysis.resolution.free if free is None else free), compiled)
-    return compiled.wrapper()
+            if not has_aux:  # (with it, `analyze` checked for a pair)
+                check_output(analysis.nf, analysis.parsed.name, False, what)
+        return CompiledGradient(analysis)
 
-
-def _captured(f, free) -> tuple:
-    return tuple((name, value) for name, value in free.items())
-
-
-def _captures_unchanged(f, captured: tuple) -> bool:
-    closure = {}
-    if f.__closure__:
-        for name, cell in zip(f.__code__.co_freevars, f.__closure__, strict=True):
-            try:
-                closure[name] = cell.cell_contents
-            except ValueError:
-                return False
-    for name, value in captured:
-        current = closure[name] if name in closure else f.__globals__.get(name, value)
-        if current is not value:
-            return False
-    return True
+    return transform_cache.cached(f, spec, build).wrapper()
 
 
 def _normalize_wrt(f, wrt) -> tuple[tuple[str, ...], bool]:

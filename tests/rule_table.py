@@ -331,7 +331,15 @@ LINALG = [
     Row(np.linalg.norm, (((2, 3, 4),),), kwargs={"ord": 2, "axis": (1, 2), "keepdims": True}),
 ]
 
-TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG]
+# the helpers at a transformed function's edges (runtime/boundaries.py), differentiated again:
+# identities, whether or not the value is copied
+EDGES = [
+    Row(runtime.fresh_containers, (((3,),), ((),))),
+    Row(runtime.unaliased, (((2, 3),),), args=lambda x: (x, (x, 1.0)), argnums=(0,)),
+    Row(runtime.unaliased, (((3,),),), args=lambda x: (x, ()), argnums=(0,)),
+]
+
+TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG, *EDGES]
 
 
 # -- symbolic derivatives of the elementwise rules ----------------------------------------------

@@ -79,8 +79,16 @@ def test_exec_made_function_is_a_type_error():
         sg.grad(namespace["made"])
 
 
-@pytest.mark.parametrize("fn", [np.sin, len, print])
-def test_builtins_are_type_errors(fn):
+def test_builtins_without_rules_are_lookup_errors():
+    # builtins with rules (np.sin, len) are differentiated by them: test_primitives_as_functions
+    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.fft\.ifft"):
+        sg.grad(np.fft.ifft)
+    with pytest.raises(LookupError, match="no gradient registered for hash"):
+        sg.grad(hash)
+
+
+@pytest.mark.parametrize("fn", [object(), 3.0, "f"])
+def test_objects_that_are_not_functions_are_type_errors(fn):
     with pytest.raises(TypeError, match="transforms Python functions"):
         sg.grad(fn)
 

@@ -224,7 +224,7 @@ def test_bad_arguments_name_what_is_wrong():
     with pytest.raises(ValueError, match="v must have the shape"):
         sg.hvp(quadratic_plus_sines)(np.zeros(6), np.zeros(3))
     with pytest.raises(TypeError):
-        sg.jacobian(np.sin)
+        sg.jacobian(object())
 
 
 def with_stop_gradient(x):

@@ -20,7 +20,9 @@ from s2sgrad.runtime import registry as default_registry
 from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
+from .aux import attach_aux, check_on_return, check_output, split_aux
 from .calls import link, split_of
+from .edges import entry_edges
 from .fence import fence
 from .forward import ForwardSpec, forward
 from .forward_calls import forward_split_of
@@ -48,6 +50,7 @@ class Analysis:
     namer: Namer
     spec: GradSpec
     entry: str
+    aux: str | None = None  # with has_aux: the name holding aux (see transforms/aux.py)
 
 
 def _debug_enabled(debug: bool) -> bool:
@@ -86,6 +89,11 @@ def analyze(
     )
     nf = normalize(parsed, resolution, namer)
     _show(debug, "normalize", nf.funcdef)
+    aux = None
+    if spec.has_aux:
+        check_output(nf, parsed.name, True, "sg.value_and_grad" if spec.with_value else "sg.grad")
+        nf, aux = split_aux(nf, namer)
+        _show(debug, "split_aux", nf.funcdef)
     namespace = resolution.namespace()
     assigned = {
         name
@@ -105,7 +113,7 @@ def analyze(
     else:
         prefix = "value_and_d" if spec.with_value else "d"
         entry = namer.fresh(entry_name(parsed.name, spec.wrt, prefix))
-    return Analysis(fn, parsed, resolution, nf, activity, namespace, namer, spec, entry)
+    return Analysis(fn, parsed, resolution, nf, activity, namespace, namer, spec, entry, aux)
 
 
 def generate_gradient(
@@ -147,6 +155,10 @@ def generate_gradient(
             analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of
         )
         _show(debug, "reverse", funcdef)
+        if analysis.aux is not None:
+            funcdef = attach_aux(funcdef, analysis.aux, spec.with_value)
+        elif not (spec.seeded or spec.given):  # sg.grad of a user's function
+            funcdef = check_on_return(funcdef, analysis.nf, analysis.parsed.name)
         if spec.given:
             funcdef = supply(funcdef, spec.given)
             _show(debug, "given", funcdef)
@@ -161,6 +173,8 @@ def generate_gradient(
     if spec.given and spec.mode == "reverse":
         funcdef = drop_unread(funcdef)
         _show(debug, "drop_unread", funcdef)
+    if not spec.given:  # (a tape's backward code: its inputs are the tape's own values)
+        funcdef = entry_edges(funcdef, containers, analysis.nf.params, analysis.namespace)
     docstring = _docstring(analysis, scalar_params)
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)

@@ -17,6 +17,7 @@ class GradSpec:
     wrt: tuple[str, ...]
     wrt_is_tuple: bool = False
     with_value: bool = False
+    has_aux: bool = False  # the function returns (value, aux): the value is differentiated
     optimize: bool = True
     simplify: bool = False
     mode: str = "reverse"  # or "forward": a JVP, tangents interleaved with the primal

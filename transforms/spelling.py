@@ -44,7 +44,8 @@ def canonical_spelling(value: object) -> str | None:
         return name  # a runtime helper (generated code transformed again): imported as is
     try:
         for prefix, module in NUMPY_NAMESPACES:
-            if getattr(module, name, None) is value:
+            # vars, not getattr: numpy's module __getattr__ warns for removed aliases (np.str)
+            if vars(module).get(name) is value:
                 return f"{prefix}.{name}"
         if getattr(math, name, None) is value:
             return f"math.{name}"

@@ -49,6 +49,7 @@ from ..array_helpers import (
     trace_adjoint,
     unstack,
 )
+from ..boundaries import fresh_containers, unaliased
 from ..containers import as_structure, part, parts_of, repeated
 from ..helper_tangents import (
     add_to_diagonal_jvp,
@@ -150,6 +151,29 @@ registry.linear(
 )
 registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(accumulate_at, positions=(0, 2))
+registry.linear(fresh_containers, unaliased)
+
+
+@registry.vjp(fresh_containers)
+def fresh_containers_(g, ans, value):
+    return g
+
+
+@registry.vjp(unaliased)
+def unaliased_(g, ans, value, sources):
+    return g, None
+
+
+@registry.batched(fresh_containers)
+def fresh_containers_batched(tangents, ans, value):
+    return fresh_containers(tangents[0])  # a batched tangent is copied like any value
+
+
+@registry.batched(unaliased)
+def unaliased_batched(tangents, ans, value, sources):
+    return unaliased(tangents[0], sources)
+
+
 registry.linear(diagonal_directions, positions=(1,))
 registry.linear(diagonal_times, times_diagonal, positions=(0, 1))
 registry.linear(solve_adjoint_a, positions=(0, 1))

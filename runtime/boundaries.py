@@ -1,0 +1,92 @@
+"""The two edges of a transformed function: what it is given and what it returns.
+
+A transformed function never changes its inputs and never returns them (API.md, section 1):
+
+- `fresh_containers` gives the generated code its own copy of every container argument (the
+  lists, dicts and tuples, nested; the arrays and numbers in them are shared), so that code
+  appending to a list or updating a dict it was given (``xs.append``, ``p.update``, which the
+  primal sweep runs as written) changes the copy, not the caller's;
+- `unaliased` copies every array of a result that shares memory with an argument or a
+  captured constant (``sg.grad`` of ``np.sum(x * w)`` with respect to ``x`` is ``w`` itself,
+  and ``g *= lr`` must not rescale the caller's weights).
+
+Generated code calls them only where the compiler cannot tell that they have nothing to do.
+Both are linear in their first argument (rules in ``rules/helpers.py``), so code calling them
+can be differentiated again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .containers import ContainerAdjoint
+
+__all__ = ["fresh_containers", "unaliased"]
+
+
+def fresh_containers(value):
+    """`value` with its lists, dicts and tuples rebuilt (nested), their leaves shared."""
+    if isinstance(value, list):
+        return [fresh_containers(item) for item in value]
+    if isinstance(value, ContainerAdjoint):
+        return ContainerAdjoint(
+            {key: fresh_containers(item) for key, item in value.items()}, batch=value.batch
+        )
+    if isinstance(value, dict):
+        copied = value.copy()  # keeps a dict subclass (OrderedDict, defaultdict)
+        for key, item in value.items():
+            copied[key] = fresh_containers(item)
+        return copied
+    if isinstance(value, tuple):
+        items = [fresh_containers(item) for item in value]
+        if type(value) is tuple:
+            return tuple(items)
+        make = getattr(type(value), "_make", None)  # a NamedTuple
+        return make(items) if make is not None else value
+    return value
+
+
+def unaliased(value, sources: tuple):
+    """`value` with each array sharing memory with one of `sources` (arrays, nested in lists,
+    dicts and tuples) replaced by a copy, and its lists and dicts rebuilt."""
+    roots: set[int] = set()
+    _collect_roots(sources, roots)
+    return _unshare(value, roots)
+
+
+def _root(array: np.ndarray) -> np.ndarray:
+    """The array owning `array`'s memory (itself, or the base of the view it is)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _collect_roots(value, roots: set[int]) -> None:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, np.ndarray):
+            roots.add(id(_root(item)))
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+
+
+def _unshare(value, roots: set[int]):
+    if isinstance(value, np.ndarray):
+        return value.copy() if id(_root(value)) in roots else value
+    if isinstance(value, list):
+        return [_unshare(item, roots) for item in value]
+    if isinstance(value, dict):
+        copied = value.copy()
+        for key, item in value.items():
+            copied[key] = _unshare(item, roots)
+        return copied
+    if isinstance(value, tuple):
+        items = [_unshare(item, roots) for item in value]
+        if type(value) is tuple:
+            return tuple(items)
+        make = getattr(type(value), "_make", None)
+        return make(items) if make is not None else value
+    return value
