@@ -291,7 +291,7 @@ class ProgramGenerator(Generator):
             lambda: fmt(f"{name}[{self.index(scope, 3)}] = {{}}", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[{self.index(scope, 3)}] += {{}}", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[1:3] += {{}}", self.scalar(scope, 1)),
-            lambda: fmt(f"{name}[:2] = {name}[1:] * {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[:2] = {name}[1:] * ({{}})", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[::2] *= {{}}", self.scalar(scope, 1)),
         ]
         if masks:
@@ -472,7 +472,7 @@ class ProgramGenerator(Generator):
         header = Text.plain(f"while {counter} < {limit}:")
         data_dependent = self.chance(0.4)
         if data_dependent:
-            header = fmt(f"while {counter} < {limit} and {{}}:", self.condition(inner))
+            header = fmt(f"while {counter} < {limit} and ({{}}):", self.condition(inner))
         exits = data_dependent or self.chance(0.4)
         while_loop = Loop(
             None if data_dependent else limit,
