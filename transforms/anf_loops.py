@@ -125,16 +125,18 @@ class LoopNormalizing:
 
     def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
         """A new *header* name for each variable a loop assigns: its value at the start of an
-        iteration. A variable defined before the loop is copied into its header first; the
-        loop never overwrites the version before it, which the adjoints of earlier statements
-        may read."""
+        iteration. A variable defined before the loop is copied into its header first, one
+        that is not starts as None; the loop never overwrites the version before it, which
+        the adjoints of earlier statements may read."""
         headers = {}
         for name in names:
             if name in self.current:
                 header = self.namer.version(name)
                 self.lines.append(copy_line(header, self.current[name]))
-            else:
+            else:  # first assigned in the loop: bound before it all the same, since a nested
+                # loop's header copy reads it on the first iteration (an UnboundLocalError)
                 header = self.define(name)
+                self.lines.append(copy_line(header, "None"))
             self.defined.add(header)
             self.line_of[header] = loop_line
             headers[name] = header

@@ -167,3 +167,17 @@ def statements_of(body: list):
             yield from statements_of(statement.body)
             if statement.orelse is not None:
                 yield from statements_of(statement.orelse)
+
+
+@dataclasses.dataclass
+class Snippet:
+    """A fixed program (a reduced reproducer kept as a regression test): its source is its own
+    check twin, so it must have no kink near the inputs its seed draws."""
+
+    source: str
+    params: list[tuple[str, str]]
+    out_kind: str = "S"
+    seed: int = 0
+
+    def render(self, check: bool = False) -> str:
+        return "import math\n\nimport numpy as np\n\n" + self.source
