@@ -364,7 +364,15 @@ class _Normalizer(LoopNormalizing):
             raise self.parsed.error(node, f"{type(node).__name__} is not supported")
 
     def assign(self, targets, value, origin_node=None) -> None:
-        first, *rest = targets
+        if len(targets) > 1:
+            # a = b = value: the value once, into a fresh name each target then copies (in
+            # Python's order, left to right); a target never reads another's new version
+            shared = cst.Name(self.namer.fresh("_chained"))
+            self.assign([shared], value, origin_node)
+            for target in targets:
+                self.assign([target], shared, origin_node or value)
+            return
+        first = targets[0]
         if isinstance(first, cst.Subscript):
             self.set_item(first, value)
             return
@@ -374,11 +382,8 @@ class _Normalizer(LoopNormalizing):
             name = self.define(first.value)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), flat), name)
             self.origins[name] = self.origin(origin_node or value)
-            source = cst.Name(name)
         else:
-            source = self.unpack(first, value)
-        for target in rest:  # a = b = value
-            self.assign([target], source)
+            self.unpack(first, value)
 
     def set_item(self, target: cst.Subscript, value, normal: bool = False) -> None:
         """``y[index] = value``: an in-place write into a local array, kept as one."""
@@ -753,6 +758,11 @@ _AUGMENTED = {
     cst.MatrixMultiplyAssign: cst.MatrixMultiply,
     cst.ModuloAssign: cst.Modulo,
     cst.FloorDivideAssign: cst.FloorDivide,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
 }
 
 
