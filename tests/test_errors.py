@@ -22,6 +22,7 @@ REJECTED = {
     "uses_walrus": "assignment expression",
     "undefined_name": "name",
     "uses_async": "async",
+    "nested_async": "async",
 }
 
 
