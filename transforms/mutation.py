@@ -21,7 +21,8 @@ Then:
 
 Loops are walked until what they change stops growing; both branches of an ``if`` are
 walked and joined; a nested function is walked where it is called, its parameters sharing
-the memory of the arguments.
+the memory of the arguments. The tables of what changes in place and what shares memory are
+in `in_place`.
 """
 
 from __future__ import annotations
@@ -33,97 +34,32 @@ import typing
 
 import libcst as cst
 import numpy as np
-from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
+from .in_place import (
+    COMPREHENSIONS,
+    CONSTANTS,
+    ELEMENT_METHODS,
+    FRESH_BUILTINS,
+    FRESH_METHODS,
+    LITERALS,
+    MODELLED_METHODS,
+    MUTABLE,
+    MUTATING_METHODS,
+    PLAIN_ATTRIBUTES,
+    SHAPE_READS,
+    VIEW_ATTRIBUTES,
+    VIEW_FUNCTIONS,
+    VIEW_METHODS,
+    child_expressions,
+    copy_is_false,
+    elements_of,
+    is_in,
+    may_change_in_place,
+    mutates_first_argument,
+)
+from .lines import IN_PLACE_HELPERS
 from .parse import ParsedFunction
 from .resolve import Resolution
-
-# array methods returning a view of (or an object from inside) their receiver
-_VIEW_METHODS = frozenset(
-    "reshape ravel transpose squeeze swapaxes view diagonal "
-    "__array__ conj conjugate values items keys".split()
-)
-# array methods returning a new object with no reference into the receiver
-_FRESH_METHODS = frozenset(
-    "sum mean prod max min var std cumsum cumprod dot clip round argmax argmin argsort "
-    "nonzero any all astype flatten tolist item trace ptp count index __len__ "
-    "__contains__".split()
-)
-# container methods returning one of the items
-_ELEMENT_METHODS = frozenset("get pop __getitem__ setdefault".split())
-# attributes that are views of the array they are read from, and attributes that are numbers
-_VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
-_PLAIN_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "nbytes", "itemsize"})
-# calls reading some arguments for their shape only (position -> not a read of the values)
-_SHAPE_READS = {
-    **SHAPE_ONLY_ARGUMENTS,
-    "len": (0,),
-    "np.ndim": (0,),
-    "zero_adjoint": (0,),
-    "zero_tangent": (0,),
-    "fresh_adjoint": (1,),
-}
-# values of globals and closures that may be changed in place
-_MUTABLE = (np.ndarray, list, dict, set, bytearray)
-
-# methods that change their receiver in place, with what to write instead
-_MUTATING_METHODS = {
-    "fill": "{x} = np.full_like({x}, value)",
-    "sort": "{x} = np.sort({x}) (or sorted({x}) for a list)",
-    "partition": "{x} = np.partition({x}, k)",
-    "resize": "{x} = np.resize({x}, shape)",
-    "itemset": "{x}[index] = value",
-    "setfield": "a new array",
-    "put": "{x}[indices] = values",
-    "byteswap": "{x} = {x}.byteswap()",
-    "setflags": "a copy",
-    "__setitem__": "{x}[index] = value",
-    "__delitem__": "a new array or list without the item",
-    "extend": "{x} = {x} + [...] (or one append per item)",
-    "insert": "a new list",
-    "remove": "a new list",
-    "reverse": "{x} = {x}[::-1]",
-    "clear": "{x} = []",
-    "update": "a new dict",
-    "setdefault": "a new dict",
-    "popitem": "a new dict",
-    "discard": "a new set",
-    "add": "a new set",
-}
-# list methods normal form models: they change the list itself, which keeps its name
-_MODELLED_METHODS = frozenset({"append", "pop"})
-
-
-def _numpy_functions(names: str) -> frozenset:
-    found = set()
-    for dotted in names.split():
-        value = np
-        for part in dotted.split("."):
-            value = getattr(value, part, None)
-        if value is not None:
-            found.add(value)
-    return frozenset(found)
-
-
-# NumPy functions that write into their first argument
-_MUTATING_FUNCTIONS = _numpy_functions(
-    "put copyto place putmask fill_diagonal put_along_axis random.shuffle"
-)
-# NumPy functions whose result may be (or hold) a view of an argument
-_VIEW_FUNCTIONS = _numpy_functions(
-    "asarray asanyarray ascontiguousarray asfortranarray require reshape ravel transpose "
-    "squeeze swapaxes moveaxis rollaxis expand_dims atleast_1d atleast_2d atleast_3d "
-    "broadcast_to broadcast_arrays diagonal diag real imag split array_split hsplit vsplit "
-    "dsplit flip fliplr flipud rot90 asarray_chkfinite matrix_transpose permute_dims "
-    "lib.stride_tricks.as_strided lib.stride_tricks.sliding_window_view"
-)
-# builtins whose result holds no reference to their arguments
-_FRESH_BUILTINS = frozenset(
-    "len abs float int bool complex round range print isinstance pow divmod sum str repr "
-    "hash id any all format type".split()
-)
-# runtime helpers (in generated code transformed again) that write into their first argument
-_IN_PLACE_HELPERS = frozenset({"accumulate_at", "set_batch_item"})
 
 
 class Refs(typing.NamedTuple):
@@ -219,7 +155,7 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
     """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
     made in place that normal form would miss; return the checks left for when the
     arguments' types are known."""
-    if parsed.filename.startswith("<s2sgrad"):
+    if parsed.filename.startswith("<s2sgrad") or not may_change_in_place(parsed.tree):
         # generated code transformed again (higher order) changes in place only what it owns,
         # adjoint buffers and the stacks its forward half hands its backward half
         return ()
@@ -310,7 +246,7 @@ class _Walker:
             else:
                 state.copies_of.pop(name, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            values = _elements_of(value, len(target.elements))
+            values = elements_of(value, len(target.elements))
             items = [refs.element() if v is None else self.refs_of(v, state) for v in values]
             for element, item, item_refs in zip(target.elements, values, items, strict=True):
                 self.bind(element.value, item_refs, state, item)
@@ -386,38 +322,47 @@ class _Walker:
     # -- expressions -----------------------------------------------------------------------
     def expression(self, expr, state: _State, shape_only: bool = False) -> Refs:
         """What `expr` may reference, checking the reads and calls in it (`shape_only`: a
-        name read for its shape, which a change in place keeps)."""
-        if shape_only and isinstance(expr, cst.Name):
-            return state.memory.get(expr.value) or self.name(expr, state)
-        if isinstance(expr, cst.Name):
+        name read for its shape, which a change in place keeps). Dispatches on the exact
+        node type: this runs for every expression, several times in loops."""
+        kind = type(expr)
+        if kind is cst.Name:
+            if shape_only and expr.value in state.memory:
+                return state.memory[expr.value]
             return self.name(expr, state)
-        if isinstance(expr, cst.Attribute):
-            if self.resolution.value_of(expr)[0]:
-                return self.free_value(expr)
-            if expr.attr.value in _PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
-                self.expression(expr.value, state, shape_only=True)
-                return NOTHING
-            refs = self.expression(expr.value, state)
-            return refs if expr.attr.value in _VIEW_ATTRIBUTES else refs.element()
-        if isinstance(expr, cst.Subscript):
+        if kind in CONSTANTS:
+            return NOTHING
+        if kind is cst.Attribute:
+            return self.attribute(expr, state)
+        if kind is cst.Subscript:
             for element in expr.slice:
                 self.expression(element.slice, state)
             return self.element_of(expr.value, state)
-        if isinstance(expr, cst.Call):
+        if kind is cst.Index:
+            return self.expression(expr.value, state)
+        if kind is cst.Call:
             return self.call(expr, state)
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set, cst.Dict)):
+        if kind in LITERALS:
             return Refs(self.new_token(), self.children(expr, state).all)
-        if isinstance(expr, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             held = self.children(expr, state).all
             if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
                 return Refs(self.new_token(), held)  # [a] + [b] holds a and b
             return Refs(self.new_token())
-        if isinstance(expr, (cst.BooleanOperation, cst.IfExp)):
+        if kind in (cst.BooleanOperation, cst.IfExp):
             return self.children(expr, state)  # one of the operands
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        if kind in COMPREHENSIONS:
             return Refs(self.new_token(), self.comprehension(expr, state).all)
         self.children(expr, state)
-        return NOTHING if _is_constant(expr) else Refs(self.new_token())
+        return NOTHING if kind in (cst.Comparison, cst.Slice) else Refs(self.new_token())
+
+    def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
+        if self.resolution.value_of(expr)[0]:
+            return self.free_value(expr)
+        if expr.attr.value in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
+            self.expression(expr.value, state, shape_only=True)
+            return NOTHING
+        refs = self.expression(expr.value, state)
+        return refs if expr.attr.value in VIEW_ATTRIBUTES else refs.element()
 
     def element_of(self, expr, state: _State) -> Refs:
         """An item of `expr` (``expr[i]``, ``for v in expr``)."""
@@ -426,10 +371,8 @@ class _Walker:
 
     def children(self, expr, state: _State) -> Refs:
         """The union of the references of `expr`'s child expressions."""
-        found = _ChildExpressions()
-        expr.visit(found)
         refs = NOTHING
-        for child in found.children:
+        for child in child_expressions(expr):
             refs = refs | self.expression(child, state)
         return refs
 
@@ -447,7 +390,7 @@ class _Walker:
     def free_value(self, expr) -> Refs:
         """A global or closure value: mutable ones are protected like arguments."""
         found, value = self.resolution.value_of(expr)
-        if not found or not isinstance(value, _MUTABLE):
+        if not found or not isinstance(value, MUTABLE):
             return NOTHING
         return Refs(frozenset({f"global:{cst.Module(()).code_for_node(expr)}"}))
 
@@ -481,7 +424,7 @@ class _Walker:
         spelled = (
             self.resolution.spell(func) if isinstance(func, cst.Name | cst.Attribute) else None
         )
-        shape_only = _SHAPE_READS.get(spelled or "", ())
+        shape_only = SHAPE_READS.get(spelled or "", ())
         args = [
             self.expression(arg.value, state, shape_only=k in shape_only and not arg.keyword)
             for k, arg in enumerate(expr.args)
@@ -489,7 +432,7 @@ class _Walker:
         every = frozenset().union(*(a.all for a in args))
         found, callee = self.resolution.value_of(func)
         self.refuse_out(expr, callee if found else None)
-        if found and _mutates_first_argument(callee):
+        if found and mutates_first_argument(callee):
             name = cst.Module(()).code_for_node(func)
             raise self.parsed.error(
                 expr,
@@ -506,18 +449,18 @@ class _Walker:
         return Refs(self.new_token() | every, every)
 
     def known_call(self, expr, callee, args, every, state: _State) -> Refs:
-        if _is_in(callee, _VIEW_FUNCTIONS) or (callee is np.array and _keyword_false(expr)):
+        if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
             return Refs(every, every)
         name = getattr(callee, "__name__", "")
         module = getattr(callee, "__module__", "") or ""
         if module == "builtins":
-            if name in _FRESH_BUILTINS:
+            if name in FRESH_BUILTINS:
                 return Refs(self.new_token())
             return Refs(self.new_token() | every, every)  # list(...), min(a, b), zip(...)
         if module.startswith(("numpy", "math", "s2sgrad.runtime")) or isinstance(
             getattr(callee, "__self__", callee), np.ufunc
         ):
-            if name in _IN_PLACE_HELPERS and args:
+            if name in IN_PLACE_HELPERS and args:
                 target = expr.args[0].value
                 if isinstance(target, cst.Name):
                     self.change(target.value, args[0].own, state, expr, "is written into")
@@ -529,15 +472,15 @@ class _Walker:
         receiver = self.expression(func.value, state)
         method = func.attr.value
         owner = func.value.value if isinstance(func.value, cst.Name) else None
-        if method in _MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
+        if method in MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
             text = owner or cst.Module(()).code_for_node(func.value)
-            instead = _MUTATING_METHODS.get(method, "a new value").format(x=text)
+            instead = MUTATING_METHODS.get(method, "a new value").format(x=text)
             raise self.parsed.error(
                 expr,
                 f"{text}.{method}(...) changes {text} in place, which s2sgrad does not "
                 f"follow: write {instead} instead",
             )
-        if method in _MODELLED_METHODS:
+        if method in MODELLED_METHODS:
             if owner is None:
                 raise self.parsed.error(expr, f".{method}() is supported on a local list only")
             self.protect(owner, receiver.own, expr, f".{method}() on")
@@ -546,11 +489,11 @@ class _Walker:
                 for name in state.holders(receiver.own):
                     state.memory[name] = state.memory[name] | Refs(held=args[0].all)
             return receiver.element(owner in state.containers) if method == "pop" else NOTHING
-        if method in _VIEW_METHODS:
+        if method in VIEW_METHODS:
             return receiver
-        if method in _ELEMENT_METHODS:
+        if method in ELEMENT_METHODS:
             return receiver.element(owner in state.containers)
-        if method in _FRESH_METHODS or (method == "copy" and owner not in state.containers):
+        if method in FRESH_METHODS or (method == "copy" and owner not in state.containers):
             return Refs(self.new_token())
         if method == "copy":  # a list's copy holds the same elements
             return Refs(self.new_token(), receiver.held)
@@ -609,23 +552,6 @@ class _Walker:
         )
 
 
-class _ChildExpressions(cst.CSTVisitor):
-    """The expressions directly below one expression (not their own children)."""
-
-    def __init__(self) -> None:
-        self.children: list[cst.BaseExpression] = []
-        self.top = True
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.top:
-            self.top = False
-            return True
-        if isinstance(node, cst.BaseExpression):
-            self.children.append(node)
-            return False
-        return True
-
-
 def _is_namespace(expr, resolution: Resolution) -> bool:
     """`expr` names a module, a class or a ufunc (``np.linalg``, ``np.add``): an attribute
     of it is a function, not a method of a value that could change."""
@@ -633,61 +559,11 @@ def _is_namespace(expr, resolution: Resolution) -> bool:
     return found and isinstance(value, (types.ModuleType, type, np.ufunc))
 
 
-def _mutates_first_argument(callee) -> bool:
-    """``np.put``, ``np.copyto``, ... and ``ufunc.at`` (``np.add.at(x, index, v)``)."""
-    if _is_in(callee, _MUTATING_FUNCTIONS):
-        return True
-    bound_to = getattr(callee, "__self__", None)
-    return isinstance(bound_to, np.ufunc) and getattr(callee, "__name__", "") == "at"
-
-
-def _is_in(callee, table: frozenset) -> bool:
-    try:
-        return callee in table
-    except TypeError:  # unhashable
-        return False
-
-
-def _keyword_false(expr: cst.Call) -> bool:
-    """``copy=False`` (or None): np.array may return its argument."""
-    return any(
-        a.keyword is not None
-        and a.keyword.value == "copy"
-        and isinstance(a.value, cst.Name)
-        and a.value.value in ("False", "None")
-        for a in expr.args
-    )
-
-
-def _is_constant(expr) -> bool:
-    return isinstance(
-        expr,
-        (
-            cst.Integer,
-            cst.Float,
-            cst.Imaginary,
-            cst.SimpleString,
-            cst.ConcatenatedString,
-            cst.FormattedString,
-            cst.Ellipsis,
-            cst.Comparison,
-        ),
-    )
-
-
-def _elements_of(value, count: int) -> list:
-    """The element expressions of a tuple or list literal of `count` elements (a, b = b, a),
-    or Nones (any other value: its elements are read from it)."""
-    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == count:
-        if not any(isinstance(e, cst.StarredElement) for e in value.elements):
-            return [e.value for e in value.elements]
-    return [None] * count
-
-
 def _is_container_expr(expr, state: _State) -> bool:
-    if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
+    kind = type(expr)
+    if kind in (cst.List, cst.Tuple, cst.ListComp):
         return True
-    return isinstance(expr, cst.Name) and expr.value in state.containers
+    return kind is cst.Name and expr.value in state.containers
 
 
 def _makes_container(value, state: _State) -> bool:

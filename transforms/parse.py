@@ -39,6 +39,8 @@ class ParsedFunction:
         statement_lines: file line of each top-level statement of the body (from `ast`).
         rebuilt: each node of `funcdef` that replaces a node of `module` (the blocks made
             indented, and their parents), mapped to the node it replaces.
+        tree: the snippet as parsed by Python's `ast` (cheap questions about the whole
+            function, such as whether anything in it may change a value in place).
     """
 
     funcdef: cst.FunctionDef
@@ -50,6 +52,7 @@ class ParsedFunction:
     original_def: cst.FunctionDef
     statement_lines: Mapping[cst.CSTNode, int]
     rebuilt: Mapping[cst.CSTNode, cst.CSTNode] = dataclasses.field(default_factory=dict)
+    tree: ast.Module | None = None
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -138,11 +141,14 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
     funcdef = _find_def(module, name)
     if funcdef is None:
         raise TypeError(f"cannot find the definition of {name!r} in {filename}:{first_line}")
+    tree = ast.parse(dedented)
+    stripped = funcdef.with_changes(decorators=())
     indenter = _IndentBlocks()
     try:
-        stripped = funcdef.with_changes(decorators=()).visit(indenter)
+        if _needs_rewriting(tree, dedented.splitlines()):
+            stripped = stripped.visit(indenter)
     except _TooDeep:
-        line, col = _deepest(ast.parse(dedented))
+        line, col = _deepest(tree)
         raise TransformError(
             f"this expression is nested more than {_MAX_DEPTH} levels deep, which s2sgrad does "
             f"not support: split it with intermediate variables",
@@ -158,8 +164,9 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
         lines=tuple(dedented.splitlines()),
         module=module,
         original_def=funcdef,
-        statement_lines=_statement_lines(stripped, dedented, first_line),
+        statement_lines=_statement_lines(stripped, tree, first_line),
         rebuilt=indenter.rebuilt,
+        tree=tree,
     )
 
 
@@ -285,6 +292,21 @@ def _invert(op, base, inverse):
     return inverse() if isinstance(op, base) else base()
 
 
+def _needs_rewriting(tree: ast.Module, lines: list[str]) -> bool:
+    """Whether `_IndentBlocks` has work to do, read from Python's own (fast) tree: a
+    statement that does not start its line (``if c: y = x``), or nesting deep enough for a
+    long chain to regroup or a limit to check."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _LONG_CHAIN // 2:
+            return True
+        if isinstance(node, ast.stmt) and lines[node.lineno - 1][: node.col_offset].strip():
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
 def _deepest(tree: ast.AST) -> tuple[int, int]:
     """(line, column) of the most deeply nested expression of `tree`, found without
     recursion."""
@@ -298,9 +320,8 @@ def _deepest(tree: ast.AST) -> tuple[int, int]:
     return where
 
 
-def _statement_lines(funcdef: cst.FunctionDef, source: str, first_line: int) -> dict:
+def _statement_lines(funcdef: cst.FunctionDef, tree: ast.Module, first_line: int) -> dict:
     """File line of each top-level body statement, read from Python's own (fast) parser."""
-    tree = ast.parse(source)
     node = next(
         (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None
     )
