@@ -274,3 +274,65 @@ def view_changed_but_not_read_again(x):
     w = v * 2.0
     p[0] = 5.0
     return np.sum(p * x) + np.sum(w)
+
+
+# -- more ways for two names to share memory (refused) ---------------------------------------
+
+
+def alias_returned_by_a_closure(x):
+    p = x * 1.0
+
+    def get():
+        return p
+
+    q = get()
+    q[0] = 0.0  # REJECT
+    return np.sum(p * x)
+
+
+def alias_from_split(x):
+    p = x * 1.0
+    a, _ = np.split(p, [1])
+    a[0] = 0.0  # REJECT
+    return np.sum(p * x)
+
+
+def alias_on_one_branch(x):
+    p = x * 1.0
+    if x[0] > 0:
+        q = p
+    else:
+        q = p * 1.0
+    q[0] = 0.0  # REJECT
+    return np.sum(p * x)
+
+
+def identity(a):
+    return a
+
+
+def alias_returned_by_a_user_function(x):
+    p = x * 1.0
+    q = identity(p)
+    q[0] = 0.0  # REJECT
+    return np.sum(p * x)
+
+
+# -- more accepted code ------------------------------------------------------------------------
+
+
+def write_into_a_loop_carried_array(x):
+    h = np.zeros(3)
+    for t in range(3):
+        h = np.tanh(h * x + x[t])
+        h[0] = h[0] * 2.0
+    return np.sum(h)
+
+
+def accumulate_numbers(x):
+    total = 0.0
+    squares = 0.0
+    for v in x:
+        total += v
+        squares += v * v
+    return squares - total * total

@@ -44,6 +44,10 @@ REFUSED_AT_TRANSFORM = [
     "local_setitem_method",
     "local_in_place_operator_method",
     "list_extend",
+    "alias_returned_by_a_closure",
+    "alias_from_split",
+    "alias_on_one_branch",
+    "alias_returned_by_a_user_function",
 ]
 
 MATRIX = np.array([[0.3, 1.2, 2.0], [0.7, -0.4, 1.1], [1.5, 0.2, 0.9]])
@@ -171,6 +175,8 @@ def test_bitwise_update_of_an_integer_argument():
         ("write_into_a_copy", VECTOR),
         ("shape_of_a_changed_view", VECTOR),
         ("view_changed_but_not_read_again", VECTOR),
+        ("write_into_a_loop_carried_array", VECTOR),
+        ("accumulate_numbers", VECTOR),
     ],
 )
 def test_accepted_change_in_place_has_the_right_derivative(name, x):

@@ -21,8 +21,11 @@ literal, and ARG is an ATOM or a tuple/list literal of ATOMs (``np.concatenate([
 assignment is expanded. The first statement coming from each source line carries the comment
 ``# line N: <source>``; `origins` maps each assigned name to the user's position for messages.
 
-Loops are normalized by `anf_loops` (a mixin of the normalizer here); what a block of
-statements assigns or whether it always leaves is read by `blocks`.
+Normal form is only the truth if no value changes behind a name's back: `normalize` first runs
+`mutation.check_mutation`, which refuses such changes (and leaves the checks that need the
+arguments' types in ``number_checks``). Loops are normalized by `anf_loops` (a mixin of the
+normalizer here); what a block of statements assigns or whether it always leaves is read by
+`blocks`.
 """
 
 from __future__ import annotations
