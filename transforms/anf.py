@@ -367,12 +367,16 @@ class _Normalizer(LoopNormalizing):
 
     def assign(self, targets, value, origin_node=None) -> None:
         if len(targets) > 1:
-            # a = b = value: the value once, into a fresh name each target then copies (in
-            # Python's order, left to right); a target never reads another's new version
-            shared = cst.Name(self.namer.fresh("_chained"))
-            self.assign([shared], value, origin_node)
-            for target in targets:
-                self.assign([target], shared, origin_node or value)
+            # a = b = value: the value once, then copies, in Python's order (left to right);
+            # the copies read the first target's new value, or a fresh name when the first
+            # target is an item or a tuple (a[0] = b = v must not read a[0] back)
+            first, *rest = targets
+            if not isinstance(first, cst.Name):
+                first = cst.Name(self.namer.fresh("_chained"))
+                rest = targets
+            self.assign([first], value, origin_node)
+            for target in rest:
+                self.assign([target], first, origin_node or value)
             return
         first = targets[0]
         if isinstance(first, cst.Subscript):
