@@ -336,3 +336,9 @@ def accumulate_numbers(x):
         total += v
         squares += v * v
     return squares - total * total
+
+
+def update_a_rebound_argument(x):
+    x = x * 2.0
+    x += 1.0
+    return np.sum(x * x)

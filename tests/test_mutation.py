@@ -177,6 +177,7 @@ def test_bitwise_update_of_an_integer_argument():
         ("view_changed_but_not_read_again", VECTOR),
         ("write_into_a_loop_carried_array", VECTOR),
         ("accumulate_numbers", VECTOR),
+        ("update_a_rebound_argument", VECTOR),
     ],
 )
 def test_accepted_change_in_place_has_the_right_derivative(name, x):

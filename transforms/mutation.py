@@ -123,7 +123,7 @@ class _State:
     memory: dict[str, Refs]
     changed: dict[str, _Change]
     containers: set[str]
-    copies_of: dict[str, str]  # name -> the argument it is a plain copy of
+    copies_of: dict[str, str]  # name -> the argument it is (or is a plain copy of)
 
     def copy(self) -> _State:
         return _State(
@@ -161,7 +161,8 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
         return ()
     walker = _Walker(parsed, resolution)
     memory = {p: Refs(frozenset({f"arg:{p}"})) for p in resolution.params}
-    walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), {}))
+    arguments = {p: p for p in resolution.params}
+    walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
     return tuple(walker.checks)
 
 
@@ -238,9 +239,7 @@ class _Walker:
             if value is not None and _makes_container(value, state):
                 state.containers.add(name)
             source = value.value if isinstance(value, cst.Name) else None
-            param = state.copies_of.get(source) or (
-                source if source in self.resolution.params else None
-            )
+            param = state.copies_of.get(source)
             if param is not None:
                 state.copies_of[name] = param
             else:
@@ -284,7 +283,7 @@ class _Walker:
             return
         name = target.value
         refs = self.expression(target, state)
-        param = state.copies_of.get(name) or (name if name in self.resolution.params else None)
+        param = state.copies_of.get(name)
         if param is not None:  # a Python number is rebound; an array argument is refused
             operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
             self.checks.append(NumberCheck(param, name, operator, self.parsed, node))
