@@ -342,3 +342,17 @@ def update_a_rebound_argument(x):
     x = x * 2.0
     x += 1.0
     return np.sum(x * x)
+
+
+def mask_updated_through_alias(x):
+    m = x > 0.5
+    kept = m
+    m &= x < 1.5  # REJECT
+    return np.sum(np.where(kept, x * x, 0.0))
+
+
+def mask_updated_in_place(x):
+    m = x > 0.5
+    m &= x < 1.5
+    m |= x > 1.9
+    return np.sum(np.where(m, x * x, x))

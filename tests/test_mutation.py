@@ -48,6 +48,7 @@ REFUSED_AT_TRANSFORM = [
     "alias_from_split",
     "alias_on_one_branch",
     "alias_returned_by_a_user_function",
+    "mask_updated_through_alias",
 ]
 
 MATRIX = np.array([[0.3, 1.2, 2.0], [0.7, -0.4, 1.1], [1.5, 0.2, 0.9]])
@@ -178,6 +179,7 @@ def test_bitwise_update_of_an_integer_argument():
         ("write_into_a_loop_carried_array", VECTOR),
         ("accumulate_numbers", VECTOR),
         ("update_a_rebound_argument", VECTOR),
+        ("mask_updated_in_place", VECTOR),
     ],
 )
 def test_accepted_change_in_place_has_the_right_derivative(name, x):

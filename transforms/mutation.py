@@ -352,7 +352,7 @@ class _Walker:
         if kind in COMPREHENSIONS:
             return Refs(self.new_token(), self.comprehension(expr, state).all)
         self.children(expr, state)
-        return NOTHING if kind in (cst.Comparison, cst.Slice) else Refs(self.new_token())
+        return NOTHING if kind is cst.Slice else Refs(self.new_token())  # x > 0: a new array
 
     def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
         if self.resolution.value_of(expr)[0]:
