@@ -2,6 +2,8 @@
 must be refused with a TransformError at the line marked ``# REJECT``; the others must give
 the right derivative (tests/test_mutation.py)."""
 
+import random
+
 import numpy as np
 
 GLOBAL_WEIGHTS = np.array([1.0, 2.0, 3.0])
@@ -356,3 +358,15 @@ def mask_updated_in_place(x):
     m &= x < 1.5
     m |= x > 1.9
     return np.sum(np.where(m, x * x, x))
+
+
+def method_called_through_its_class(x):
+    p = x * 1.0
+    np.ndarray.fill(p, 2.0)  # REJECT
+    return np.sum(p * x)
+
+
+def standard_library_shuffle(x):
+    items = [x, x * 2.0]
+    random.shuffle(items)  # REJECT
+    return np.sum(items[0])

@@ -49,6 +49,8 @@ REFUSED_AT_TRANSFORM = [
     "alias_on_one_branch",
     "alias_returned_by_a_user_function",
     "mask_updated_through_alias",
+    "method_called_through_its_class",
+    "standard_library_shuffle",
 ]
 
 MATRIX = np.array([[0.3, 1.2, 2.0], [0.7, -0.4, 1.1], [1.5, 0.2, 0.9]])

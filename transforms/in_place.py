@@ -157,7 +157,8 @@ _UFUNCS_BY_ARITY = {
 _CHANGING_NAMES = (
     frozenset(MUTATING_METHODS)
     | MODELLED_METHODS
-    | {"at", "shuffle"}
+    | {"at", "shuffle", "heappush", "heappop", "heapify", "heapreplace", "heappushpop"}
+    | {"insort", "insort_left", "insort_right"}
     | {getattr(f, "__name__", "") for f in MUTATING_FUNCTIONS}
 )
 
@@ -188,11 +189,27 @@ def may_change_in_place(tree: ast.Module | None) -> bool:
 
 
 def mutates_first_argument(callee) -> bool:
-    """``np.put``, ``np.copyto``, ... and ``ufunc.at`` (``np.add.at(x, index, v)``)."""
+    """``np.put``, ``np.copyto``, ``random.shuffle``, ``heapq.heappush``, ..., ``ufunc.at``
+    (``np.add.at(x, index, v)``) and a changing method called through its class
+    (``np.ndarray.fill(x, v)``, ``list.sort(items)``)."""
     if is_in(callee, MUTATING_FUNCTIONS):
         return True
-    bound_to = getattr(callee, "__self__", None)
-    return isinstance(bound_to, np.ufunc) and getattr(callee, "__name__", "") == "at"
+    name = getattr(callee, "__name__", "")
+    if isinstance(getattr(callee, "__self__", None), np.ufunc):
+        return name == "at"
+    if getattr(callee, "__objclass__", None) in (np.ndarray, list, dict, set, bytearray):
+        return name in MUTATING_METHODS or name in MODELLED_METHODS or name.startswith("__i")
+    module = getattr(callee, "__module__", "") or ""
+    return module in ("random", "_random", "heapq", "_heapq", "bisect", "_bisect") and (
+        name in _STANDARD_MUTATORS
+    )
+
+
+# functions of the standard library that change the list they are given
+_STANDARD_MUTATORS = frozenset(
+    "shuffle heappush heappop heapify heapreplace heappushpop insort insort_left "
+    "insort_right".split()
+)
 
 
 def is_in(callee, table: frozenset) -> bool:
