@@ -139,8 +139,8 @@ def match_shape(g, x):
 def zero_adjoint(x):
     """Zero with `x`'s shape and floating type (float32 stays float32, integers give float64):
     the adjoint of a value the output does not depend on, or a buffer to scatter into."""
-    if isinstance(x, (float, int)):
-        return 0.0
+    if isinstance(x, (float, int)) and not isinstance(x, np.generic):
+        return 0.0  # a NumPy scalar gets a 0-d array: ``np.mean(v)[None]`` scatters into it
     if is_container(x):
         return ContainerAdjoint()
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))

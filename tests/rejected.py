@@ -71,3 +71,10 @@ def undefined_name(x):
 
 async def uses_async(x):  # REJECT async
     return x
+
+
+def nested_async(x):
+    async def inner(y):  # REJECT async
+        return y
+
+    return x

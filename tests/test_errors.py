@@ -18,10 +18,10 @@ REJECTED = {
     "uses_del": "del",
     "uses_class": "class",
     "uses_attribute_write": "attribute assignment",
-    "mutates_argument": "in-place update",
     "uses_walrus": "assignment expression",
     "undefined_name": "name",
     "uses_async": "async",
+    "nested_async": "async",
 }
 
 
@@ -50,6 +50,18 @@ def test_rejected_construct_names_file_line_and_column(name):
     assert str(error).startswith(f"{rejected.__file__}:{line}:{error.offset}:")
     keyword = marker.split()[0]
     assert keyword in str(error)
+
+
+def test_in_place_update_of_an_array_argument_is_refused_at_the_first_call():
+    grad = sg.grad(rejected.mutates_argument)  # a Python number is rebound, not changed
+    assert grad(2.0) == 1.0
+    x = np.ones(3)
+    with pytest.raises(sg.TransformError) as info:
+        grad(x)
+    line, col = marked_position(rejected.mutates_argument, "in-place update")
+    assert (info.value.lineno, info.value.offset) == (line, col)
+    assert "in-place update" in str(info.value)
+    np.testing.assert_array_equal(x, np.ones(3))
 
 
 def test_walrus_and_name_errors_point_at_the_expression():

@@ -21,8 +21,11 @@ literal, and ARG is an ATOM or a tuple/list literal of ATOMs (``np.concatenate([
 assignment is expanded. The first statement coming from each source line carries the comment
 ``# line N: <source>``; `origins` maps each assigned name to the user's position for messages.
 
-Loops are normalized by `anf_loops` (a mixin of the normalizer here); what a block of
-statements assigns or whether it always leaves is read by `blocks`.
+Normal form is only the truth if no value changes behind a name's back: `normalize` first runs
+`mutation.check_mutation`, which refuses such changes (and leaves the checks that need the
+arguments' types in ``number_checks``). Loops are normalized by `anf_loops` (a mixin of the
+normalizer here); what a block of statements assigns or whether it always leaves is read by
+`blocks`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from .blocks import (
     names_in_target,
     statements_of_else,
 )
+from .mutation import NumberCheck, check_mutation
 from .naming import Namer
 from .operations import is_append
 from .parse import ParsedFunction
@@ -93,6 +97,14 @@ class NormalForm:
     line_of: Mapping[str, int]
     loop_headers: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     loop_counts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    number_checks: tuple[NumberCheck, ...] = ()
+
+    def check_numbers(self, numbers: frozenset[str]) -> None:
+        """Refuse, once argument types are known, an augmented assignment that would change
+        an argument in place (see `mutation.NumberCheck`); `numbers` are the parameters that
+        are Python numbers (none, for a callee compiled for any argument)."""
+        for check in self.number_checks:
+            check.verify(numbers)
 
     @property
     def statements(self) -> list[cst.BaseSmallStatement]:
@@ -139,9 +151,6 @@ class _Normalizer(LoopNormalizing):
         self.comment: str | None = None
         self.source_line = 0
         self.output: cst.BaseExpression | None = None
-        # source names whose value may share memory with an argument (the argument itself, a
-        # plain copy of the name, or a view such as x[1:], x.T, x.reshape(...))
-        self.may_alias_argument: set[str] = set(resolution.params)
         self.depth = 0  # how many branches deep the statements being normalized are
         self.loop_depth = 0
         self.loop_headers: dict[str, tuple[str, ...]] = {}  # loop target -> its header names
@@ -328,14 +337,7 @@ class _Normalizer(LoopNormalizing):
             operator = _AUGMENTED[type(node.operator)]()
             combined = cst.BinaryOperation(left=node.target, operator=operator, right=node.value)
             self.assign([node.target], combined, origin_node=node)
-        elif isinstance(node, cst.AugAssign):
-            if isinstance(node.target, cst.Name) and node.target.value in self.may_alias_argument:
-                name = node.target.value
-                raise self.parsed.error(
-                    node,
-                    f"in-place update of {name!r}, which may share memory with an argument, "
-                    f"is not supported: write {name} = {name} {_operator_text(node)} ... instead",
-                )
+        elif isinstance(node, cst.AugAssign):  # a rebinding: `mutation` refused the rest
             operator = _AUGMENTED[type(node.operator)]()
             combined = cst.BinaryOperation(left=node.target, operator=operator, right=node.value)
             self.assign([node.target], combined, origin_node=node)
@@ -368,31 +370,33 @@ class _Normalizer(LoopNormalizing):
             raise self.parsed.error(node, f"{type(node).__name__} is not supported")
 
     def assign(self, targets, value, origin_node=None) -> None:
-        first, *rest = targets
+        if len(targets) > 1:
+            # a = b = value: the value once, then copies, in Python's order (left to right);
+            # the copies read the first target's new value, or a fresh name when the first
+            # target is an item or a tuple (a[0] = b = v must not read a[0] back)
+            first, *rest = targets
+            if not isinstance(first, cst.Name):
+                first = cst.Name(self.namer.fresh("_chained"))
+                rest = targets
+            self.assign([first], value, origin_node)
+            for target in rest:
+                self.assign([target], first, origin_node or value)
+            return
+        first = targets[0]
         if isinstance(first, cst.Subscript):
             self.set_item(first, value)
             return
         if isinstance(first, cst.Name):
-            self.track_alias(first.value, value)
             flat = self.flat(value)  # before `define`: the right side reads the old version
             name = self.define(first.value)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), flat), name)
             self.origins[name] = self.origin(origin_node or value)
-            source = cst.Name(name)
         else:
-            source = self.unpack(first, value)
-        for target in rest:  # a = b = value
-            self.assign([target], source)
+            self.unpack(first, value)
 
     def set_item(self, target: cst.Subscript, value, normal: bool = False) -> None:
         """``y[index] = value``: an in-place write into a local array, kept as one."""
         base = target.value.value
-        if base in self.may_alias_argument:
-            raise self.parsed.error(
-                target,
-                f"item assignment to {base!r}, which may share memory with an argument, is not "
-                f"supported: write into a copy ({base} = {base}.copy())",
-            )
         if base not in self.current:
             raise self.parsed.error(target, f"local variable {base!r} is assigned before it exists")
         flat = value if normal else self.atom(value)  # `normal`: already an atom
@@ -401,26 +405,6 @@ class _Normalizer(LoopNormalizing):
         written = cst.Subscript(value=array, slice=elements)
         self.emit(cst.Assign((cst.AssignTarget(written),), flat), array.value)
         self.origins.setdefault(array.value, self.origin(target))
-
-    def track_alias(self, name: str, value: cst.BaseExpression) -> None:
-        base = value
-        while True:
-            if isinstance(base, cst.Subscript) or (
-                isinstance(base, cst.Attribute) and base.attr.value == "T"
-            ):
-                base = base.value
-            elif (
-                isinstance(base, cst.Call)
-                and isinstance(base.func, cst.Attribute)
-                and (base.func.attr.value in _VIEW_METHODS)
-            ):
-                base = base.func.value
-            else:
-                break
-        if isinstance(base, cst.Name) and base.value in self.may_alias_argument:
-            self.may_alias_argument.add(name)
-        else:
-            self.may_alias_argument.discard(name)
 
     def _returns_a_container(self, call: cst.Call) -> bool:
         """A call whose result is an ordinary tuple or list to read elements from: a user
@@ -439,10 +423,9 @@ class _Normalizer(LoopNormalizing):
             # every element first (a, b = b, a swaps), then the copies, of atoms already in
             # normal form (assign() would look their names up again)
             atoms = [self.atom(element.value) for element in value.elements]
-            for name, atom, element in zip(names, atoms, value.elements, strict=True):
+            for name, atom in zip(names, atoms, strict=True):
                 if not isinstance(name, cst.Name):
                     raise self.parsed.error(name, "unpack into plain names")
-                self.track_alias(name.value, element.value)
                 new = self.define(name.value)
                 self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
                 self.origins[new] = self.origin(value)
@@ -451,7 +434,6 @@ class _Normalizer(LoopNormalizing):
         if plain and not isinstance(value, cst.Call):
             source = self.atom(value)  # a tuple or list value: read its elements
             for k, name in enumerate(names):
-                self.track_alias(name.value, value)  # elements of an argument are arguments
                 index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
                 item = cst.Subscript(source, (index,))
                 new = self.define(name.value)
@@ -479,8 +461,6 @@ class _Normalizer(LoopNormalizing):
                 target, "tuple unpacking needs a tuple literal, a name or a call on the right"
             )
         call = self.flat(value)
-        for n in names:
-            self.may_alias_argument.discard(n.value)  # a call's results are new values
         new_names = [self.define(n.value) for n in names]
         elements = tuple(cst.Element(cst.Name(n)) for n in new_names)
         statement = cst.Assign((cst.AssignTarget(cst.Tuple(elements, **_NO_PARENS)),), call)
@@ -776,18 +756,17 @@ _AUGMENTED = {
     cst.MatrixMultiplyAssign: cst.MatrixMultiply,
     cst.ModuloAssign: cst.Modulo,
     cst.FloorDivideAssign: cst.FloorDivide,
+    cst.BitAndAssign: cst.BitAnd,
+    cst.BitOrAssign: cst.BitOr,
+    cst.BitXorAssign: cst.BitXor,
+    cst.LeftShiftAssign: cst.LeftShift,
+    cst.RightShiftAssign: cst.RightShift,
 }
-
-
-_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view"})
-
-
-def _operator_text(node: cst.AugAssign) -> str:
-    return cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
 
 
 def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> NormalForm:
     """Flatten `parsed`'s body into A-normal form (see the module docstring)."""
+    number_checks = check_mutation(parsed, resolution)
     normalizer = _Normalizer(parsed, resolution, namer)
     normalizer.run()
     output = normalizer.output if normalizer.output is not None else cst.Name("None")
@@ -805,4 +784,5 @@ def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> N
         line_of=types.MappingProxyType(normalizer.line_of),
         loop_headers=types.MappingProxyType(normalizer.loop_headers),
         loop_counts=types.MappingProxyType(normalizer.loop_counts),
+        number_checks=number_checks,
     )

@@ -56,8 +56,8 @@ class _Fence(cst.CSTVisitor):
 
     def check_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if len(node.targets) == 1 and _is_item(target.target):
-                continue  # y[i] = value
+            if _is_item(target.target):
+                continue  # y[i] = value, y[i] = z = value
             self._check_target(target.target)
 
     def check_AugAssign(self, node: cst.AugAssign) -> None:
@@ -88,6 +88,8 @@ class _Fence(cst.CSTVisitor):
         raise self.parsed.error(target, f"assignment to {type(target).__name__} is not supported")
 
     def check_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if isinstance(node.asynchronous, cst.Asynchronous):
+            raise self.parsed.error(node, "async function is not supported by s2sgrad")
         params = node.params
         plain = (
             not node.decorators

@@ -40,6 +40,9 @@ def _number(expr: cst.BaseExpression) -> float | int | None:
 
 
 def _literal(value: float | int) -> cst.BaseExpression:
+    if isinstance(value, float) and not math.isfinite(value):  # 1e400, 1e200 * 1e200
+        special = cst.Attribute(cst.Name("np"), cst.Name("nan" if math.isnan(value) else "inf"))
+        return cst.UnaryOperation(cst.Minus(), special) if value < 0 else special
     text = repr(value)
     node = cst.Integer(text.lstrip("-")) if isinstance(value, int) else cst.Float(text.lstrip("-"))
     return cst.UnaryOperation(cst.Minus(), node) if text.startswith("-") else node
@@ -168,7 +171,7 @@ class _Fold:
                 value = _ARITHMETIC[op](left, right)
             except (ZeroDivisionError, OverflowError):
                 return node
-            if _small(value) and abs(value) < 1e15:
+            if _small(value) and abs(value) < 1e15 and value == value:
                 self.changed = True
                 return _literal(value)
         simpler = _identity(node, op, left, right)

@@ -37,9 +37,10 @@ from .lines import (
     usage,
     with_blocks,
 )
-from .walk import read_names, substitute_names
+from .walk import nesting_depth, read_names, substitute_names
 
 _TEMP_PREFIXES = ("_t", "_d")
+MAX_NESTING = 40  # deepest expression inlining and fusing build
 
 
 # -- propagation ----------------------------------------------------------------------------
@@ -139,6 +140,8 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         if not target.startswith(_TEMP_PREFIXES):
             changed = _coalesce_copy(lines, usages, i, target, value) or changed
             continue
+        if nesting_depth(value, MAX_NESTING) > MAX_NESTING:
+            continue  # a thousand-term sum stays in pieces (see walk.nesting_depth)
         value_reads = set(usages[i].reads)
         for j in range(i + 1, len(lines)):
             if is_dropped(lines[j]):
@@ -214,7 +217,7 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
             continue
         target, first = assign
         value_reads = set(usages[i].reads)
-        if target in value_reads:
+        if target in value_reads or nesting_depth(first, MAX_NESTING) > MAX_NESTING:
             continue
         for j in range(i + 1, len(lines)):
             if is_dropped(lines[j]):

@@ -55,6 +55,40 @@ def read_names(node: cst.CSTNode, out: list[str]) -> list[str]:
     return out
 
 
+def nesting_depth(node: cst.CSTNode, limit: int) -> int:
+    """How deeply `node`'s expression nodes nest, counted without recursion up to `limit`
+    (a larger depth gives ``limit + 1``): passes that build expressions keep them under it,
+    since code generation and the walks here recurse once per level."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return limit + 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in _children(current))
+    return deepest
+
+
+def _children(node: cst.CSTNode) -> tuple:
+    kind = type(node)
+    if kind is cst.BinaryOperation:
+        return (node.left, node.right)
+    if kind is cst.UnaryOperation:
+        return (node.expression,)
+    if kind is cst.Attribute:
+        return (node.value,)
+    if kind is cst.Call:
+        return (node.func, *(arg.value for arg in node.args))
+    if kind is cst.Subscript:
+        return (node.value,)
+    if kind in (cst.Tuple, cst.List):
+        return tuple(element.value for element in node.elements)
+    if kind is cst.Comparison:
+        return (node.left, *(target.comparator for target in node.comparisons))
+    return ()
+
+
 class _NameReader(cst.CSTVisitor):
     """The general case of `read_names`, for node types it does not walk itself."""
 

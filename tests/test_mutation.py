@@ -1,0 +1,188 @@
+"""Changes made in place: right derivatives, or a TransformError at the user's line, never a
+wrong number. Every refused program here gave a wrong gradient (or changed the caller's
+array) before the mutation analysis; every accepted one is checked against central
+differences in reverse and forward mode, with its inputs left unchanged."""
+
+import inspect
+import linecache
+
+import mutation_programs as programs
+import numpy as np
+import pytest
+from numerical import numerical_gradient
+
+import s2sgrad as sg
+
+REFUSED_AT_TRANSFORM = [
+    "fill_argument",
+    "sort_argument",
+    "put_argument",
+    "out_argument",
+    "positional_out",
+    "add_at_argument",
+    "asarray_alias_update",
+    "alias_item_write",
+    "reshape_alias_update",
+    "transpose_alias_update",
+    "ellipsis_alias_update",
+    "element_of_list_argument",
+    "global_item_write",
+    "global_method",
+    "fill_through_copy_name",
+    "normalize_rows_through_view",
+    "write_through_slice_view",
+    "update_through_alias",
+    "update_through_asarray",
+    "update_item_of_list",
+    "write_through_ravel",
+    "append_through_alias",
+    "nested_function_writes_argument",
+    "local_out",
+    "local_copyto",
+    "local_resize",
+    "local_partition",
+    "local_setitem_method",
+    "local_in_place_operator_method",
+    "list_extend",
+    "alias_returned_by_a_closure",
+    "alias_from_split",
+    "alias_on_one_branch",
+    "alias_returned_by_a_user_function",
+    "mask_updated_through_alias",
+    "method_called_through_its_class",
+    "standard_library_shuffle",
+]
+
+MATRIX = np.array([[0.3, 1.2, 2.0], [0.7, -0.4, 1.1], [1.5, 0.2, 0.9]])
+VECTOR = np.array([0.3, 1.2, 2.0])
+
+
+def marked(fn):
+    """(line, 1-based column) the ``# REJECT [text]`` marker in `fn`'s source points at: the
+    statement's start, or the first occurrence of `text` on the line."""
+    lines, start = inspect.getsourcelines(fn)
+    for offset, text in enumerate(lines):
+        if "# REJECT" in text:
+            code, _, marker = text.partition("# REJECT")
+            marker = marker.strip()
+            column = code.index(marker) if marker else len(code) - len(code.lstrip())
+            return start + offset, column + 1
+    raise AssertionError(f"no marker in {fn.__name__}")
+
+
+def _assert_points_at(error, fn):
+    line, column = marked(fn)
+    assert isinstance(error, SyntaxError)
+    assert error.filename == programs.__file__
+    assert (error.lineno, error.offset) == (line, column), str(error)
+    assert str(error).startswith(f"{programs.__file__}:{line}:{column}:")
+    assert linecache.getline(programs.__file__, line).strip() in (error.text or "").strip()
+
+
+@pytest.mark.parametrize("name", REFUSED_AT_TRANSFORM)
+def test_change_normal_form_cannot_follow_is_refused_at_its_line(name):
+    fn = getattr(programs, name)
+    with pytest.raises(sg.TransformError) as info:
+        sg.grad(fn)
+    _assert_points_at(info.value, fn)
+    with pytest.raises(sg.TransformError):
+        sg.jvp(fn, (VECTOR.copy(),), (np.ones(3),))
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("fill_argument", "np.full_like(x, value)"),
+        ("sort_argument", "x = np.sort(x)"),
+        ("out_argument", "without out="),
+        ("put_argument", "y[index] = value"),
+        ("alias_item_write", "a = a.copy()"),
+        ("global_item_write", "global 'GLOBAL_WEIGHTS'"),
+        ("normalize_rows_through_view", "p[index] = ..."),
+        ("fill_through_copy_name", "b = np.full_like(b, value)"),
+        ("list_extend", "items = items + [...]"),
+    ],
+)
+def test_refusal_says_what_to_write_instead(name, fragment):
+    with pytest.raises(sg.TransformError, match=None) as info:
+        sg.grad(getattr(programs, name))
+    assert fragment in str(info.value)
+
+
+def test_callee_updating_its_argument_is_refused_at_the_callee_line():
+    with pytest.raises(sg.TransformError) as info:
+        sg.grad(programs.calls_a_function_that_updates_its_argument)(VECTOR.copy())
+    _assert_points_at(info.value, programs.scale_in_place)
+
+
+def test_augmented_update_of_an_array_argument_is_refused_at_the_first_call():
+    grad = sg.grad(programs.update_a_number_argument)  # fine for a Python number
+    x = VECTOR.copy()
+    with pytest.raises(sg.TransformError) as info:
+        grad(x)
+    line, column = marked_line(programs.update_a_number_argument, "x += 1.0")
+    assert (info.value.lineno, info.value.offset) == (line, column)
+    assert "x = x + ... instead" in str(info.value)
+    np.testing.assert_array_equal(x, VECTOR)
+    with pytest.raises(sg.TransformError):
+        sg.jvp(programs.update_a_copy_of_a_number, (x,), (np.ones(3),))
+
+
+def marked_line(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    for offset, line in enumerate(lines):
+        if text in line:
+            return start + offset, line.index(text) + 1
+    raise AssertionError(text)
+
+
+def _check(fn, args, wrt=0):
+    """Reverse and forward mode against central differences; the inputs unchanged."""
+    before = [np.copy(a) for a in args]
+    expected = numerical_gradient(fn, list(args), wrt)
+    got = sg.grad(fn, wrt=wrt)(*args)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    x = np.asarray(args[wrt], dtype=float)
+    for k in np.ndindex(x.shape):
+        direction = np.zeros_like(x)
+        direction[k] = 1.0
+        tangent = direction if x.shape else float(direction)
+        primals = tuple(args)
+        tangents = tuple(tangent if i == wrt else 0.0 * np.asarray(a) for i, a in enumerate(args))
+        if not x.shape:
+            tangents = tuple(float(t) if np.ndim(t) == 0 else t for t in tangents)
+        _, out = sg.jvp(fn, primals, tangents)
+        np.testing.assert_allclose(np.sum(out), expected[k], rtol=1e-6, atol=1e-6)
+    for old, new in zip(before, args, strict=True):
+        np.testing.assert_array_equal(old, new)
+
+
+@pytest.mark.parametrize("x", [1.3, -0.6])
+def test_augmented_update_of_a_number_argument_rebinds_it(x):
+    _check(programs.update_a_number_argument, (x,))
+    _check(programs.update_a_copy_of_a_number, (x,))
+    assert sg.grad(programs.update_a_copy_of_a_number)(x) == pytest.approx(6.0 * x)
+
+
+def test_bitwise_update_of_an_integer_argument():
+    assert sg.grad(programs.bitwise_update_of_integer_argument)(1.5, 7) == pytest.approx(11.0)
+    assert sg.grad(programs.bitwise_update_of_integer_argument)(1.5, 4) == pytest.approx(8.0)
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [
+        ("update_a_fresh_array", VECTOR),
+        ("normalize_rows_through_the_array", MATRIX),
+        ("normalize_rows_in_place", MATRIX[:2] + 1.0),
+        ("write_into_a_copy", VECTOR),
+        ("shape_of_a_changed_view", VECTOR),
+        ("view_changed_but_not_read_again", VECTOR),
+        ("write_into_a_loop_carried_array", VECTOR),
+        ("accumulate_numbers", VECTOR),
+        ("update_a_rebound_argument", VECTOR),
+        ("mask_updated_in_place", VECTOR),
+    ],
+)
+def test_accepted_change_in_place_has_the_right_derivative(name, x):
+    _check(getattr(programs, name), (x.copy(),))

@@ -1,0 +1,585 @@
+"""Pass 3b, mutation: find every change made in place that single-assignment form would
+miss, and reject it (or, for an augmented assignment to an argument, say what it needs).
+
+Normal form (`anf`) gives each assignment a name of its own, turns ``y op= v`` into
+``y = y op v`` and keeps ``y[i] = v`` as a write that updates ``y`` alone. That is the truth
+only while no other name shares ``y``'s memory. This analysis follows memory through the
+source: each value gets *tokens* standing for the objects it may reference (a new object gets
+a fresh token; a copy ``b = a``, a view ``a[1:]``, ``a.T``, ``a.reshape(...)``,
+``np.asarray(a)``, a list holding ``a`` and anything a call may hand back share ``a``'s).
+Then:
+
+- a method or function that changes an array or list in place other than by the writes normal
+  form models (``x.fill``, ``x.sort()``, ``np.put``, ``np.copyto``, ``out=``, ``list.extend``,
+  ...) is a `TransformError` naming what to write instead;
+- an item write or augmented assignment to a value that may share memory with an argument or
+  a global is a `TransformError`, except ``y op= v`` where ``y`` is an argument or a plain copy
+  of one: that rebinds a Python number and changes an array in place, so it is recorded as a
+  `NumberCheck`, verified once the argument's type is known (`NormalForm.check_numbers`);
+- an in-place change through one name marks every other name sharing its memory as changed
+  behind its back; reading such a name afterwards is a `TransformError` at the change.
+
+Loops are walked until what they change stops growing; both branches of an ``if`` are
+walked and joined; a nested function is walked where it is called, its parameters sharing
+the memory of the arguments. The tables of what changes in place and what shares memory are
+in `in_place`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import types
+import typing
+
+import libcst as cst
+import numpy as np
+
+from .in_place import (
+    COMPREHENSIONS,
+    CONSTANTS,
+    ELEMENT_METHODS,
+    FRESH_BUILTINS,
+    FRESH_METHODS,
+    LITERALS,
+    MODELLED_METHODS,
+    MUTABLE,
+    MUTATING_METHODS,
+    PLAIN_ATTRIBUTES,
+    SHAPE_READS,
+    VIEW_ATTRIBUTES,
+    VIEW_FUNCTIONS,
+    VIEW_METHODS,
+    child_expressions,
+    copy_is_false,
+    elements_of,
+    is_in,
+    may_change_in_place,
+    mutates_first_argument,
+)
+from .lines import IN_PLACE_HELPERS
+from .parse import ParsedFunction
+from .resolve import Resolution
+
+
+class Refs(typing.NamedTuple):
+    """What a value may reference: `own`, the objects it is (an array and its views share
+    one), and `held`, the objects inside it (a list's elements, a dict's values)."""
+
+    own: frozenset[str] = frozenset()
+    held: frozenset[str] = frozenset()
+
+    @property
+    def all(self) -> frozenset[str]:
+        return self.own | self.held
+
+    def __or__(self, other: Refs) -> Refs:  # type: ignore[override]
+        return Refs(self.own | other.own, self.held | other.held)
+
+    def element(self, container: bool = False) -> Refs:
+        """An item read from this value: a view of an array (the same object), or, from a
+        known `container`, one of its elements."""
+        return Refs(self.held if container else self.all, self.held)
+
+
+NOTHING = Refs()
+
+
+@dataclasses.dataclass(frozen=True)
+class NumberCheck:
+    """``y op= v`` where ``y`` is argument `param` (or a plain copy of it): a rebinding when
+    the argument is a Python number, a change to the caller's array otherwise."""
+
+    param: str
+    name: str
+    operator: str
+    parsed: ParsedFunction
+    node: cst.CSTNode
+
+    def verify(self, numbers_: frozenset[str]) -> None:
+        """Raise the `TransformError` unless `param` is known to be a Python number."""
+        if self.param in numbers_:
+            return
+        which = repr(self.name) if self.name == self.param else f"{self.name!r} (a copy of it)"
+        raise self.parsed.error(
+            self.node,
+            f"in-place update of {which}, which is the argument {self.param!r}, is only "
+            f"supported when {self.param} is a Python number (an array would be changed for the "
+            f"caller): write {self.name} = {self.name} {self.operator} ... instead",
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Change:
+    """An in-place change through `writer` at `node`, which other names see."""
+
+    writer: str
+    node: cst.CSTNode
+    what: str
+
+
+@dataclasses.dataclass
+class _State:
+    memory: dict[str, Refs]
+    changed: dict[str, _Change]
+    containers: set[str]
+    copies_of: dict[str, str]  # name -> the argument it is (or is a plain copy of)
+
+    def copy(self) -> _State:
+        return _State(
+            dict(self.memory), dict(self.changed), set(self.containers), dict(self.copies_of)
+        )
+
+    def join(self, other: _State) -> None:
+        for name, refs in other.memory.items():
+            self.memory[name] = self.memory.get(name, NOTHING) | refs
+        for name, change in other.changed.items():
+            self.changed.setdefault(name, change)
+        self.containers |= other.containers
+        for name in list(self.copies_of):
+            if other.copies_of.get(name) != self.copies_of[name]:
+                del self.copies_of[name]
+
+    def key(self) -> tuple:
+        memory = tuple(
+            (n, tuple(sorted(r.own)), tuple(sorted(r.held))) for n, r in sorted(self.memory.items())
+        )
+        return memory, tuple(sorted(self.changed)), tuple(sorted(self.containers))
+
+    def holders(self, tokens: frozenset[str]) -> list[str]:
+        """Names whose value is, or holds, one of the objects `tokens`."""
+        return [name for name, refs in self.memory.items() if refs.all & tokens]
+
+
+def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[NumberCheck, ...]:
+    """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
+    made in place that normal form would miss; return the checks left for when the
+    arguments' types are known."""
+    if parsed.filename.startswith("<s2sgrad") or not may_change_in_place(parsed.tree):
+        # generated code transformed again (higher order) changes in place only what it owns,
+        # adjoint buffers and the stacks its forward half hands its backward half
+        return ()
+    walker = _Walker(parsed, resolution)
+    memory = {p: Refs(frozenset({f"arg:{p}"})) for p in resolution.params}
+    arguments = {p: p for p in resolution.params}
+    walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
+    return tuple(walker.checks)
+
+
+class _Walker:
+    def __init__(self, parsed: ParsedFunction, resolution: Resolution):
+        self.parsed = parsed
+        self.resolution = resolution
+        self.checks: list[NumberCheck] = []
+        self.fresh = itertools.count()
+        self.nested: dict[str, cst.FunctionDef] = {}
+        self.returned: list[Refs] = []
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, statements, state: _State) -> None:
+        for statement in statements:
+            if isinstance(statement, cst.If):
+                self.expression(statement.test, state)
+                other = state.copy()
+                self.block(list(statement.body.body), state)
+                orelse = statement.orelse
+                if isinstance(orelse, cst.If):
+                    self.block([orelse], other)
+                elif orelse is not None:
+                    self.block(list(orelse.body.body), other)
+                state.join(other)
+            elif isinstance(statement, (cst.For, cst.While)):
+                self.loop(statement, state)
+            elif isinstance(statement, cst.FunctionDef):
+                self.nested[statement.name.value] = statement
+            elif isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    self.small(small, state)
+
+    def loop(self, node, state: _State) -> None:
+        """Walk the body until the state at its start stops changing (a change late in one
+        iteration is seen by a read early in the next); the loop may also run no times."""
+        for _ in range(8):
+            before = state.copy()
+            if isinstance(node, cst.For):
+                items = self.element_of(node.iter, state)
+                self.bind(node.target, items, state, None)
+            else:
+                self.expression(node.test, state)
+            self.block(list(node.body.body), state)
+            state.join(before)
+            if state.key() == before.key():
+                return
+
+    def small(self, node: cst.BaseSmallStatement, state: _State) -> None:
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            refs = self.expression(node.value, state)
+            targets = node.targets if isinstance(node, cst.Assign) else [node]
+            for target in targets:
+                self.bind(target.target, refs, state, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.augmented(node, state)
+        elif isinstance(node, cst.Return) and node.value is not None:
+            self.returned.append(self.expression(node.value, state))
+        elif isinstance(node, cst.Expr):
+            self.expression(node.value, state)
+        elif isinstance(node, (cst.Assert, cst.Raise)):
+            for field in ("test", "msg", "exc", "cause"):
+                child = getattr(node, field, None)
+                if isinstance(child, cst.BaseExpression):
+                    self.expression(child, state)
+
+    def bind(self, target, refs: Refs, state: _State, value) -> None:
+        """`target` now names `refs` (`value`: the expression, when there is one)."""
+        if isinstance(target, cst.Name):
+            name = target.value
+            state.memory[name] = refs
+            state.changed.pop(name, None)
+            state.containers.discard(name)
+            if value is not None and _makes_container(value, state):
+                state.containers.add(name)
+            source = value.value if isinstance(value, cst.Name) else None
+            param = state.copies_of.get(source)
+            if param is not None:
+                state.copies_of[name] = param
+            else:
+                state.copies_of.pop(name, None)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = elements_of(value, len(target.elements))
+            items = [refs.element() if v is None else self.refs_of(v, state) for v in values]
+            for element, item, item_refs in zip(target.elements, values, items, strict=True):
+                self.bind(element.value, item_refs, state, item)
+        elif isinstance(target, cst.Subscript):
+            self.item_write(target, refs, state, target, in_place=False)
+
+    def refs_of(self, expr, state: _State) -> Refs:
+        """The references of an already walked expression (a name, read again)."""
+        if isinstance(expr, cst.Name) and expr.value in state.memory:
+            return state.memory[expr.value]
+        return self.expression(expr, state)
+
+    def item_write(self, target: cst.Subscript, stored: Refs, state, node, in_place) -> None:
+        """``a[index] = v`` changes `a`; ``a[index] op= v`` may also change the item itself
+        in place (an array inside a list)."""
+        for element in target.slice:
+            self.expression(element.slice, state)
+        base = target.value
+        if not isinstance(base, cst.Name):
+            return  # fence refuses it
+        refs = self.expression(base, state)
+        container = base.value in state.containers
+        changed = refs.all if in_place and container else refs.own
+        self.protect(base.value, changed, node, "item assignment to")
+        self.change(base.value, changed, state, node, "is written into")
+        if container:
+            for name in state.holders(refs.own):
+                state.memory[name] = state.memory[name] | Refs(held=stored.all)
+
+    def augmented(self, node: cst.AugAssign, state: _State) -> None:
+        stored = self.expression(node.value, state)
+        target = node.target
+        if isinstance(target, cst.Subscript):
+            self.item_write(target, stored, state, node, in_place=True)
+            return
+        name = target.value
+        refs = self.expression(target, state)
+        param = state.copies_of.get(name)
+        if param is not None:  # a Python number is rebound; an array argument is refused
+            operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
+            self.checks.append(NumberCheck(param, name, operator, self.parsed, node))
+            state.memory[name] = Refs(self.new_token())
+            state.copies_of.pop(name, None)
+            return
+        self.protect(name, refs.own, node, "in-place update of")
+        self.change(name, refs.own, state, node, "is updated in place (if it is an array)")
+        if name in state.containers:  # items += [v] extends the list
+            state.memory[name] = refs | Refs(held=stored.all)
+
+    def protect(self, name: str, tokens, node, what: str) -> None:
+        """Refuse a change to memory an argument or a global may share."""
+        for token in sorted(tokens):
+            kind, _, owner = token.partition(":")
+            if kind in ("arg", "global"):
+                owner_text = "the argument" if kind == "arg" else "the global"
+                raise self.parsed.error(
+                    node,
+                    f"{what} {name!r}, which may share memory with {owner_text} {owner!r}, "
+                    f"is not supported: s2sgrad never changes its inputs; work on a copy "
+                    f"({name} = {name}.copy()) or write {name} = ... with a new value",
+                )
+
+    def change(self, writer: str, tokens, state: _State, node, what: str) -> None:
+        """Every other name sharing (or holding) `tokens` now has a value normal form does
+        not know."""
+        for name in state.holders(tokens):
+            if name != writer and name not in state.changed:
+                state.changed[name] = _Change(writer, node, what)
+
+    def new_token(self) -> frozenset[str]:
+        return frozenset({f"new:{next(self.fresh)}"})
+
+    # -- expressions -----------------------------------------------------------------------
+    def expression(self, expr, state: _State, shape_only: bool = False) -> Refs:
+        """What `expr` may reference, checking the reads and calls in it (`shape_only`: a
+        name read for its shape, which a change in place keeps). Dispatches on the exact
+        node type: this runs for every expression, several times in loops."""
+        kind = type(expr)
+        if kind is cst.Name:
+            if shape_only and expr.value in state.memory:
+                return state.memory[expr.value]
+            return self.name(expr, state)
+        if kind in CONSTANTS:
+            return NOTHING
+        if kind is cst.Attribute:
+            return self.attribute(expr, state)
+        if kind is cst.Subscript:
+            for element in expr.slice:
+                self.expression(element.slice, state)
+            return self.element_of(expr.value, state)
+        if kind is cst.Index:
+            return self.expression(expr.value, state)
+        if kind is cst.Call:
+            return self.call(expr, state)
+        if kind in LITERALS:
+            return Refs(self.new_token(), self.children(expr, state).all)
+        if kind is cst.BinaryOperation:
+            held = self.children(expr, state).all
+            if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
+                return Refs(self.new_token(), held)  # [a] + [b] holds a and b
+            return Refs(self.new_token())
+        if kind in (cst.BooleanOperation, cst.IfExp):
+            return self.children(expr, state)  # one of the operands
+        if kind in COMPREHENSIONS:
+            return Refs(self.new_token(), self.comprehension(expr, state).all)
+        self.children(expr, state)
+        return NOTHING if kind is cst.Slice else Refs(self.new_token())  # x > 0: a new array
+
+    def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
+        if self.resolution.value_of(expr)[0]:
+            return self.free_value(expr)
+        if expr.attr.value in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
+            self.expression(expr.value, state, shape_only=True)
+            return NOTHING
+        refs = self.expression(expr.value, state)
+        return refs if expr.attr.value in VIEW_ATTRIBUTES else refs.element()
+
+    def element_of(self, expr, state: _State) -> Refs:
+        """An item of `expr` (``expr[i]``, ``for v in expr``)."""
+        container = isinstance(expr, cst.Name) and expr.value in state.containers
+        return self.expression(expr, state).element(container)
+
+    def children(self, expr, state: _State) -> Refs:
+        """The union of the references of `expr`'s child expressions."""
+        refs = NOTHING
+        for child in child_expressions(expr):
+            refs = refs | self.expression(child, state)
+        return refs
+
+    def name(self, expr: cst.Name, state: _State) -> Refs:
+        name = expr.value
+        if name in state.memory:
+            change = state.changed.get(name)
+            if change is not None:
+                self.stale_read(name, expr, change)
+            return state.memory[name]
+        if name in ("True", "False", "None") or self.resolution.is_local(name):
+            return NOTHING
+        return self.free_value(expr)
+
+    def free_value(self, expr) -> Refs:
+        """A global or closure value: mutable ones are protected like arguments."""
+        found, value = self.resolution.value_of(expr)
+        if not found or not isinstance(value, MUTABLE):
+            return NOTHING
+        return Refs(frozenset({f"global:{cst.Module(()).code_for_node(expr)}"}))
+
+    def stale_read(self, name: str, read: cst.Name, change: _Change) -> None:
+        line = self.parsed.position(read)[0]
+        raise self.parsed.error(
+            change.node,
+            f"{change.writer!r} {change.what} here, and {name!r}, which shares its memory "
+            f"(a copy, an alias or a view of the same array, or a list holding it), is read "
+            f"again at line {line}: s2sgrad cannot follow a change made through another name; "
+            f"write the new value to {name!r} itself (for a view, {name}[index] = ...), or "
+            f"make {change.writer!r} a copy (.copy()) so that {name!r} keeps its value",
+        )
+
+    def comprehension(self, expr, state: _State) -> Refs:
+        inner = state.copy()
+        clause = expr.for_in
+        while clause is not None:
+            items = self.element_of(clause.iter, inner)
+            self.bind(clause.target, items, inner, None)
+            for condition in clause.ifs:
+                self.expression(condition.test, inner)
+            clause = clause.inner_for_in
+        if isinstance(expr, cst.DictComp):
+            return self.expression(expr.key, inner) | self.expression(expr.value, inner)
+        return self.expression(expr.elt, inner)
+
+    # -- calls -----------------------------------------------------------------------------
+    def call(self, expr: cst.Call, state: _State) -> Refs:
+        func = expr.func
+        spelled = (
+            self.resolution.spell(func) if isinstance(func, cst.Name | cst.Attribute) else None
+        )
+        shape_only = SHAPE_READS.get(spelled or "", ())
+        args = [
+            self.expression(arg.value, state, shape_only=k in shape_only and not arg.keyword)
+            for k, arg in enumerate(expr.args)
+        ]
+        every = frozenset().union(*(a.all for a in args))
+        found, callee = self.resolution.value_of(func)
+        self.refuse_out(expr, callee if found else None)
+        if found and mutates_first_argument(callee):
+            name = cst.Module(()).code_for_node(func)
+            raise self.parsed.error(
+                expr,
+                f"{name} changes its first argument in place, which s2sgrad does not follow: "
+                f"write into a copy with item assignment (y = y.copy(); y[index] = value), or "
+                f"build the new array with np.where",
+            )
+        if isinstance(func, cst.Attribute) and not _is_namespace(func.value, self.resolution):
+            return self.method_call(expr, func, args, every, state)  # x.sort(), GLOBAL.fill()
+        if found:
+            return self.known_call(expr, callee, args, every, state)
+        if isinstance(func, cst.Name) and func.value in self.nested:
+            return self.nested_call(self.nested[func.value], expr, args, state)
+        return Refs(self.new_token() | every, every)
+
+    def known_call(self, expr, callee, args, every, state: _State) -> Refs:
+        if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
+            return Refs(every, every)
+        name = getattr(callee, "__name__", "")
+        module = getattr(callee, "__module__", "") or ""
+        if module == "builtins":
+            if name in FRESH_BUILTINS:
+                return Refs(self.new_token())
+            return Refs(self.new_token() | every, every)  # list(...), min(a, b), zip(...)
+        if module.startswith(("numpy", "math", "s2sgrad.runtime")) or isinstance(
+            getattr(callee, "__self__", callee), np.ufunc
+        ):
+            if name in IN_PLACE_HELPERS and args:
+                target = expr.args[0].value
+                if isinstance(target, cst.Name):
+                    self.change(target.value, args[0].own, state, expr, "is written into")
+                return args[0]
+            return Refs(self.new_token())
+        return Refs(self.new_token() | every, every)  # may return (a view of) an argument
+
+    def method_call(self, expr, func: cst.Attribute, args, every, state) -> Refs:
+        receiver = self.expression(func.value, state)
+        method = func.attr.value
+        owner = func.value.value if isinstance(func.value, cst.Name) else None
+        if method in MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
+            text = owner or cst.Module(()).code_for_node(func.value)
+            instead = MUTATING_METHODS.get(method, "a new value").format(x=text)
+            raise self.parsed.error(
+                expr,
+                f"{text}.{method}(...) changes {text} in place, which s2sgrad does not "
+                f"follow: write {instead} instead",
+            )
+        if method in MODELLED_METHODS:
+            if owner is None:
+                raise self.parsed.error(expr, f".{method}() is supported on a local list only")
+            self.protect(owner, receiver.own, expr, f".{method}() on")
+            self.change(owner, receiver.own, state, expr, f"changes with .{method}()")
+            if method == "append" and args:
+                for name in state.holders(receiver.own):
+                    state.memory[name] = state.memory[name] | Refs(held=args[0].all)
+            return receiver.element(owner in state.containers) if method == "pop" else NOTHING
+        if method in VIEW_METHODS:
+            return receiver
+        if method in ELEMENT_METHODS:
+            return receiver.element(owner in state.containers)
+        if method in FRESH_METHODS or (method == "copy" and owner not in state.containers):
+            return Refs(self.new_token())
+        if method == "copy":  # a list's copy holds the same elements
+            return Refs(self.new_token(), receiver.held)
+        return Refs(self.new_token() | receiver.all | every, receiver.all | every)
+
+    def nested_call(self, node: cst.FunctionDef, expr, args, state: _State) -> Refs:
+        """A nested function, inlined by normal form: its body walked here, its parameters
+        sharing the arguments' memory, its own names kept apart from the caller's."""
+        inner = state.copy()
+        params = [p.name.value for p in node.params.params]
+        positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
+        bound = dict(zip(params, positional, strict=False))
+        bound.update(
+            (a.keyword.value, r) for a, r in zip(expr.args, args, strict=True) if a.keyword
+        )
+        for param, refs in bound.items():
+            inner.memory[param] = refs
+            inner.changed.pop(param, None)
+            inner.copies_of.pop(param, None)
+        outer_returned, self.returned = self.returned, []
+        self.nested.pop(node.name.value, None)  # recursion is refused by normal form
+        try:
+            self.block(list(node.body.body), inner)
+        finally:
+            self.nested[node.name.value] = node
+        result = NOTHING
+        for refs in self.returned:
+            result = result | refs
+        self.returned = outer_returned
+        own = _assigned_in(node) | set(params)
+        for name, change in inner.changed.items():
+            if name not in own and name in state.memory:
+                state.changed.setdefault(name, change)
+        for name, refs in inner.memory.items():
+            if name not in own and name in state.memory:
+                state.memory[name] = state.memory[name] | refs
+        return result
+
+    def refuse_out(self, expr: cst.Call, callee) -> None:
+        """``out=`` (or a ufunc's output given by position) writes into an existing array."""
+        for arg in expr.args:
+            if arg.keyword is not None and arg.keyword.value == "out":
+                if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+                    self.refuse(expr, arg)
+        if isinstance(callee, np.ufunc):
+            positional = [a for a in expr.args if a.keyword is None]
+            if len(positional) > callee.nin:
+                self.refuse(expr, positional[callee.nin])
+
+    def refuse(self, expr: cst.Call, arg: cst.Arg) -> None:
+        name = cst.Module(()).code_for_node(expr.func)
+        raise self.parsed.error(
+            arg,
+            f"{name}(..., out=...) writes into an existing array in place, which s2sgrad does "
+            f"not follow: write y = {name}(...) without out= and use the result",
+        )
+
+
+def _is_namespace(expr, resolution: Resolution) -> bool:
+    """`expr` names a module, a class or a ufunc (``np.linalg``, ``np.add``): an attribute
+    of it is a function, not a method of a value that could change."""
+    found, value = resolution.value_of(expr)
+    return found and isinstance(value, (types.ModuleType, type, np.ufunc))
+
+
+def _is_container_expr(expr, state: _State) -> bool:
+    kind = type(expr)
+    if kind in (cst.List, cst.Tuple, cst.ListComp):
+        return True
+    return kind is cst.Name and expr.value in state.containers
+
+
+def _makes_container(value, state: _State) -> bool:
+    if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp, cst.Set)):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        return value.func.value in ("list", "dict", "tuple", "sorted", "set")
+    if isinstance(value, cst.BinaryOperation):
+        return _is_container_expr(value.left, state) or _is_container_expr(value.right, state)
+    return isinstance(value, cst.Name) and value.value in state.containers
+
+
+def _assigned_in(node: cst.FunctionDef) -> set[str]:
+    """Names a nested function's body binds (any name it mentions, conservatively, except
+    that reads of the caller's names are not bindings: they are filtered by the caller)."""
+    from .blocks import AssignedNames
+
+    collector = AssignedNames()
+    node.body.visit(collector)
+    return set(collector.names)
