@@ -1,8 +1,7 @@
 """Random programs over the whole language of API.md, in combination.
 
 `generate(seed)` draws a `Program`: globals, helper functions (defaults, keyword-only
-parameters, recursion, a callee that appends to the list it is given, a callee returning a
-tuple) and ``f`` (sometimes a closure made by a factory). Its body mixes assignments, chained
+parameters, recursion, a callee returning a tuple) and ``f`` (sometimes a closure made by a factory). Its body mixes assignments, chained
 and augmented assignment (every operator; bitwise ones on masks and integers), nested tuple
 unpacking, ``if``/``elif``/``else`` and one-line compound statements, conditional expressions
 on loop-carried values, ``for`` over ``range``/``reversed``/arrays/lists/``enumerate``/``zip``,
@@ -13,6 +12,9 @@ indices, ``h[i], c[i] = cell(...)``), writes into local arrays (``y[i] =``, ``y[
 
 Values are Python floats ("S") and 3-vectors ("V") built from well-conditioned operations, so
 that derivatives stay moderate; every kink goes through the recorder in the check twin.
+What API.md rejects is never drawn: no argument is changed in place (a callee appending to its
+caller's list included), and an array written in place is never shared with another name or a
+container (a stored value reads it through ``.copy()``).
 Static knowledge (kinds, list lengths, index bounds) keeps every program valid Python that
 runs without error: the fuzzer tests the compiler, not the grammar.
 """
@@ -70,6 +72,7 @@ class Generator:
         self.counter = 0
         self.helpers: list[Function] = []
         self.helper_sigs: list[tuple] = []  # (name, kind, signature kind)
+        self.outermost = True  # the next expression drawn is a whole value, not an operand
 
     # ---- small utilities -------------------------------------------------------------------
 
@@ -133,17 +136,41 @@ class Generator:
     def list_read(self, scope: dict, name: str) -> Text:
         return Text.plain(f"{name}[{self.index(scope, scope[name].length)}]")
 
-    def vector_leaf(self, scope: dict) -> Text:
+    def vector_leaf(self, scope: dict, stored: bool = False) -> Text:
+        """A vector name; a `stored` value (the whole right side of an assignment, an item of
+        a container) reads a mutable array through a copy, so that a later in-place write to
+        it changes nothing else (aliasing with in-place writes is refused by design)."""
         names = self.of_kind(scope, "V")
         options = [lambda: Text.plain("GV")]
+
+        def name() -> Text:
+            chosen = self.choice(names)
+            return Text.plain(f"{chosen}.copy()" if stored and scope[chosen].mutable else chosen)
+
         if names:
-            options += [lambda: Text.plain(self.choice(names))] * 4
+            options += [name] * 4
         lists = [n for n in self.of_kind(scope, "LV") if scope[n].length > 0]
         if lists:
             options.append(lambda: self.list_read(scope, self.choice(lists)))
         return self.choice(options)()
 
     def scalar(self, scope: dict, depth: int = 0) -> Text:
+        outermost, self.outermost = self.outermost, False
+        try:
+            return self._scalar(scope, depth)
+        finally:
+            self.outermost = outermost
+
+    def vector(self, scope: dict, depth: int = 0) -> Text:
+        outermost, self.outermost = self.outermost, False
+        try:
+            if depth >= 2 or self.chance(0.25):
+                return self.vector_leaf(scope, stored=outermost)
+            return self._vector(scope, depth)
+        finally:
+            self.outermost = outermost
+
+    def _scalar(self, scope: dict, depth: int) -> Text:
         if depth >= 2 or self.chance(0.25):
             return self.scalar_leaf(scope)
         a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
@@ -179,9 +206,7 @@ class Generator:
             options.append(lambda: self.helper_call(scope, "S", depth))
         return self.choice(options)()
 
-    def vector(self, scope: dict, depth: int = 0) -> Text:
-        if depth >= 2 or self.chance(0.25):
-            return self.vector_leaf(scope)
+    def _vector(self, scope: dict, depth: int) -> Text:
         a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
         v = lambda: self.vector(scope, depth + 1)  # noqa: E731
         options = [

@@ -60,7 +60,6 @@ class ProgramGenerator(Generator):
             ("array_write", 4),
             ("mask", 1),
             ("comprehension", 1),
-            ("call_stmt", 1),
             ("int", 1),
             ("assert", 1),
         ]
@@ -207,14 +206,14 @@ class ProgramGenerator(Generator):
             read = self.list_read(scope, name)
             return [Simple(fmt(f"{name}[{index}] = {{}} * {{}}", read, self.value(scope, kind, 1)))]
         if op == 1 and var.length > 0:
-            return [
-                Simple(
-                    fmt(
-                        f"{name}[{self.index(scope, var.length)}] += {{}}",
-                        self.value(scope, kind, 1),
+            index = self.index(scope, var.length)
+            if kind == "V":  # += on an array item would change the array in place
+                return [
+                    Simple(
+                        fmt(f"{name}[{index}] = {name}[{index}] + {{}}", self.value(scope, kind, 1))
                     )
-                )
-            ]
+                ]
+            return [Simple(fmt(f"{name}[{index}] += {{}}", self.value(scope, kind, 1)))]
         if op == 2 and (loop is None or (loop.grows and name not in loop.iterated)):
             text = fmt(f"{name}.append({{}})", self.value(scope, kind, 1))
             var.length += 1
@@ -329,17 +328,6 @@ class ProgramGenerator(Generator):
             return [Simple(fmt(f"{target} = np.sum(np.array({{}}))", text))]
         scope[name] = Var("LS", length=length, exact=scope.get(source, Var("V")).exact)
         return [Simple(fmt(f"{name} = {{}}", text))]
-
-    def s_call_stmt(self, scope, depth, loop):
-        lists = [n for n in self.of_kind(scope, "LS")]
-        if not lists or not self.push_helper or (loop and not loop.grows):
-            return None
-        name = self.choice(lists)
-        if loop is not None and name in loop.iterated:
-            return None
-        text = fmt(f"{self.push_helper}({name}, {{}})", self.scalar(scope, 1))
-        scope[name].length += 1
-        return [Simple(text)]
 
     def s_int(self, scope, depth, loop):
         name = self.fresh(scope, "k")
@@ -491,10 +479,10 @@ class ProgramGenerator(Generator):
     # ---- helpers and the program -----------------------------------------------------------
 
     def make_helpers(self) -> None:
-        self.cell_helper = self.push_helper = None
+        self.cell_helper = None
         self.main_function = False
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(4)
+            form = self.rng.randrange(3)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -522,11 +510,6 @@ class ProgramGenerator(Generator):
                 ]
                 self.helpers.append(Function(f"def {name}(h, c, u):", body))
                 self.cell_helper = name
-            else:
-                name = f"push{number}"
-                body = [Simple(Text.plain("items.append(np.sin(a) * 0.5)"))]
-                self.helpers.append(Function(f"def {name}(items, a):", body))
-                self.push_helper = name
 
     def program(self) -> Program:
         self.make_helpers()
