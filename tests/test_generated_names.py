@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numerical import numerical_jacobian
 
 import s2sgrad as sg
 
 X = np.array([0.3, -1.2, 0.7])
-
-
-def _fd(f, x, eps=1e-6):
-    columns = []
-    for k in range(x.size):
-        e = np.zeros(x.size)
-        e[k] = eps
-        columns.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
-    return np.moveaxis(np.array(columns), 0, -1)
 
 
 def local_batch(x):
@@ -58,7 +50,9 @@ CASES.append(parameter_like_the_sweep)
 @pytest.mark.parametrize("f", CASES, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_jacobian(f, mode):
-    np.testing.assert_allclose(sg.jacobian(f, mode=mode)(X), _fd(f, X), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        sg.jacobian(f, mode=mode)(X), numerical_jacobian(f, X), rtol=1e-6, atol=1e-8
+    )
 
 
 def scalar_with_batch(x):
@@ -69,5 +63,5 @@ def scalar_with_batch(x):
 
 
 def test_hessian_with_a_local_named_batch():
-    expected = _fd(sg.grad(scalar_with_batch), X)
+    expected = numerical_jacobian(sg.grad(scalar_with_batch), X)
     np.testing.assert_allclose(sg.hessian(scalar_with_batch)(X), expected, rtol=1e-5, atol=1e-7)

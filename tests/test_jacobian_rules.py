@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numerical import numerical_jacobian
 
 import s2sgrad as sg
 
 CUBE = np.arange(100.0).reshape(5, 4, 5) / 37.0
 A = np.arange(6.0).reshape(2, 3) / 3.0
-
-
-def _fd_jacobian(f, x, eps=1e-6):
-    x = np.asarray(x, dtype=float)
-    columns = []
-    for k in range(x.size):
-        e = np.zeros(x.size)
-        e[k] = eps
-        e = e.reshape(x.shape)
-        columns.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
-    out_shape = np.shape(f(x))
-    return np.moveaxis(np.array(columns), 0, -1).reshape(out_shape + x.shape)
 
 
 def concatenate_unequal(x):
@@ -113,7 +102,7 @@ CASES = [
 @pytest.mark.parametrize(("f", "x"), CASES, ids=[f.__name__ for f, _ in CASES])
 def test_jacobian_matches_differences(f, x, mode):
     got = sg.jacobian(f, mode=mode)(x)
-    np.testing.assert_allclose(got, _fd_jacobian(f, x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got, numerical_jacobian(f, x), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize(
@@ -125,12 +114,12 @@ def test_einsum_sublist_gradient_and_hessian(f):
 
     b = np.arange(6.0).reshape(2, 3) / 5 if f is einsum_sublists_implicit else np.eye(3) / 2
     grad = sg.grad(total)(b)
-    np.testing.assert_allclose(grad, _fd_jacobian(total, b), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(grad, numerical_jacobian(total, b), rtol=1e-6, atol=1e-7)
     hessian = sg.hessian(total)(b)
-    np.testing.assert_allclose(hessian, _fd_jacobian(sg.grad(total), b), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hessian, numerical_jacobian(sg.grad(total), b), rtol=1e-5, atol=1e-6)
 
 
 def test_jvp_through_a_callee_left_to_its_default_array():
     x, v = np.array([0.3, -1.2, 0.7]), np.array([1.0, -0.5, 2.0])
     _, tangent = sg.jvp(callee_default_array, (x,), (v,))
-    np.testing.assert_allclose(tangent, _fd_jacobian(callee_default_array, x) @ v, rtol=1e-6)
+    np.testing.assert_allclose(tangent, numerical_jacobian(callee_default_array, x) @ v, rtol=1e-6)

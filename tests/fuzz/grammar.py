@@ -1,22 +1,23 @@
 """Random programs over the whole language of API.md, in combination.
 
 `generate(seed)` draws a `Program`: globals, helper functions (defaults, keyword-only
-parameters, recursion, a callee returning a tuple) and ``f`` (sometimes a closure made by a factory). Its body mixes assignments, chained
-and augmented assignment (every operator; bitwise ones on masks and integers), nested tuple
-unpacking, ``if``/``elif``/``else`` and one-line compound statements, conditional expressions
-on loop-carried values, ``for`` over ``range``/``reversed``/arrays/lists/``enumerate``/``zip``,
-``while`` with a counter and a value condition, ``break``/``continue``, returns inside loops,
-lists/dicts/tuples whose slots are written and read inside loops (``append``/``pop``, negative
-indices, ``h[i], c[i] = cell(...)``), writes into local arrays (``y[i] =``, ``y[mask] =``,
-``y[1:3] +=``), comprehensions, globals and comments at column 0.
+parameters, recursion, a callee returning a tuple) and ``f`` (sometimes a closure made by a
+factory). Its body mixes assignments, chained and augmented assignment (every operator; bitwise
+ones on masks and integers), nested tuple unpacking, ``if``/``elif``/``else`` and one-line
+compound statements, conditional expressions on loop-carried values, ``for`` over
+``range``/``reversed``/arrays/lists/``enumerate``/``zip``, ``while`` with a counter and a value
+condition, ``break``/``continue``, returns inside loops, lists/dicts/tuples whose slots are
+written and read inside loops (``append``/``pop``, negative indices, ``h[i], c[i] =
+cell(...)``), writes into local arrays (``y[i] =``, ``y[mask] =``, ``y[1:3] +=``),
+comprehensions, globals and comments at column 0.
 
 Values are Python floats ("S") and 3-vectors ("V") built from well-conditioned operations, so
-that derivatives stay moderate; every kink goes through the recorder in the check twin.
-What API.md rejects is never drawn: no argument is changed in place (a callee appending to its
+that derivatives stay moderate; every kink goes through the recorder in the check twin. What
+API.md rejects is never drawn: no argument is changed in place (a callee appending to its
 caller's list included), and an array written in place is never shared with another name or a
-container (a stored value reads it through ``.copy()``).
-Static knowledge (kinds, list lengths, index bounds) keeps every program valid Python that
-runs without error: the fuzzer tests the compiler, not the grammar.
+container (a stored value reads it through ``.copy()``). Static knowledge (kinds, list lengths,
+index bounds) keeps every program valid Python that runs without error: the fuzzer tests the
+compiler, not the grammar.
 """
 
 from __future__ import annotations
