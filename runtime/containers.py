@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ContainerAdjoint", "as_structure", "is_container", "part", "parts_of", "repeated"]
+__all__ = [
+    "ContainerAdjoint",
+    "as_structure",
+    "is_container",
+    "part",
+    "parts_of",
+    "repeated",
+    "snapshot",
+]
 
 
 class ContainerAdjoint(dict):
@@ -83,3 +91,15 @@ def as_structure(adjoint, value):
     if isinstance(value, (float, int)) and not shape:
         return float(np.sum(adjoint))
     return np.zeros(shape, dtype) + adjoint
+
+
+def snapshot(value):
+    """`value` as it is now, unaffected by later in-place changes to it (an array or a
+    container that the adjoint sweep restores slot by slot, or pops and appends to)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [snapshot(item) for item in value]
+    if isinstance(value, dict):
+        return {key: snapshot(item) for key, item in value.items()}
+    return value

@@ -31,9 +31,10 @@ from .adjoints import (
     is_basic_index,
 )
 from .anf import NormalForm, name_expr
+from .blocks import AssignedNames
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, PACK, POP, SETITEM, Operation, is_append, names_in
+from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
 from .shapes import ShapeTokens
 from .signs import positive_names
@@ -76,8 +77,14 @@ def reverse(
     splits of the user functions it calls."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
     sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
-    returned = _gradients(spec, sweeps.adjoints, nf.output)
-    body = [*sweeps.primal, *sweeps.adjoint, cst.SimpleStatementLine((cst.Return(returned),))]
+    output, keep = _kept_value(nf, activity, sweeps, namer) if spec.with_value else (nf.output, [])
+    returned = _gradients(spec, sweeps.adjoints, output)
+    body = [
+        *sweeps.primal,
+        *keep,
+        *sweeps.adjoint,
+        cst.SimpleStatementLine((cst.Return(returned),)),
+    ]
     params = without_defaults(nf.funcdef.params)
     if spec.seed is not None:
         params = params.with_changes(params=(*params.params, cst.Param(cst.Name(spec.seed))))
@@ -88,6 +95,29 @@ def reverse(
         returns=None,
     )
     return funcdef, sweeps.callees
+
+
+def _kept_value(nf: NormalForm, activity: Activity, sweeps: Sweeps, namer: Namer):
+    """The output's value as the primal sweep left it, and the statement keeping it: the
+    adjoint sweep pops loop values back into their names and undoes slot writes, appends and
+    pops, so a name the adjoint sweep assigns or a container it changes is kept first (a
+    container as a copy)."""
+    output = nf.output
+    if not isinstance(output, cst.Name):
+        return output, []
+    mutated = {
+        op.args[0].value
+        for _, op in activity.operations
+        if op.primitive in (SETITEM, POP, APPEND) and isinstance(op.args[0], cst.Name)
+    }
+    assigned = AssignedNames()
+    for line in sweeps.adjoint:
+        line.visit(assigned)
+    if output.value not in mutated and output.value not in assigned.names:
+        return output, []
+    value = cst.Name(namer.fresh("value"))
+    kept = call("snapshot", output) if output.value in mutated else output
+    return value, [cst.SimpleStatementLine((cst.Assign((cst.AssignTarget(value),), kept),))]
 
 
 def reverse_sweeps(

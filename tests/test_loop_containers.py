@@ -1,0 +1,56 @@
+"""Lists, dicts and tuples written and read inside loops, and conditionals on loop-carried
+values: every mode against central differences (issue 16)."""
+
+import loop_container_programs as lcp
+import numpy as np
+from numerical import numerical_gradient
+
+import s2sgrad as sg
+
+
+def _second_derivative(f, x, eps=1e-4):
+    def slope(y):
+        return float(numerical_gradient(f, [y], 0))
+
+    return (slope(x + eps) - slope(x - eps)) / (2 * eps)
+
+
+def check_every_mode(f, x, second=True):
+    """Value and first derivative of `f` at the number `x` in every mode, and its second
+    derivative by forward-over-reverse and reverse-over-reverse, against central
+    differences."""
+    value = f(x)
+    slope = float(numerical_gradient(f, [x], 0))
+    close = {"rtol": 1e-5, "atol": 1e-6}
+    np.testing.assert_allclose(sg.grad(f)(x), slope, **close)
+    np.testing.assert_allclose(sg.grad(f, optimize=False)(x), slope, **close)
+    got_value, got_slope = sg.value_and_grad(f)(x)
+    np.testing.assert_allclose(got_value, value, **close)
+    np.testing.assert_allclose(got_slope, slope, **close)
+    out, vjp_fn = sg.vjp(f, x)
+    np.testing.assert_allclose(out, value, **close)
+    np.testing.assert_allclose(vjp_fn(2.0)[0], 2.0 * slope, **close)
+    out, tangent = sg.jvp(f, (x,), (2.0,))
+    np.testing.assert_allclose(out, value, **close)
+    np.testing.assert_allclose(tangent, 2.0 * slope, **close)
+    np.testing.assert_allclose(sg.jacobian(f, mode="forward")(x), slope, **close)
+    np.testing.assert_allclose(sg.jacobian(f, mode="reverse")(x), slope, **close)
+    if second:
+        curvature = _second_derivative(f, x)
+        np.testing.assert_allclose(sg.hessian(f)(x), curvature, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sg.grad(sg.grad(f))(x), curvature, rtol=1e-4, atol=1e-5)
+
+
+def test_slot_read_and_written_in_a_loop_keeps_its_adjoint():
+    # the issue's example: the adjoint loop made a new dhidden every iteration (10.5)
+    np.testing.assert_allclose(sg.grad(lcp.slot_read_and_written)(2.0), 25.5)
+    check_every_mode(lcp.slot_read_and_written, 2.0)
+
+
+def test_lstm_over_layers():
+    check_every_mode(lcp.lstm_over_layers, 0.7)
+
+
+def test_value_and_grad_of_a_loop_gives_the_value_before_the_adjoint_sweep():
+    # the adjoint sweep pops loop values back into their names: the value was popped too
+    assert sg.value_and_grad(lcp.loop_value)(2.0) == (7.0, 5.0)
