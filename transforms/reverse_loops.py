@@ -53,9 +53,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
         if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
     }
     written = {op.args[0].value for op in body_ops if op.primitive in (SETITEM, POP)}
-    appended = {
-        s.value.func.value.value for s in iter_small_statements(body) if is_append(s)
-    }
+    appended = {s.value.func.value.value for s in iter_small_statements(body) if is_append(s)}
     for name in sorted(written & set(adjoints.names)):  # a buffer the loop updates in place
         adjoint = adjoints.names[name]
         if adjoint not in adjoints.owned:
