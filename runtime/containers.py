@@ -16,10 +16,14 @@ import numpy as np
 __all__ = [
     "ContainerAdjoint",
     "as_structure",
+    "batch_parts_of",
+    "batch_split_like",
+    "batch_unstack",
     "is_container",
     "part",
     "parts_of",
     "repeated",
+    "slot_key",
     "snapshot",
 ]
 
@@ -38,19 +42,57 @@ class ContainerAdjoint(dict):
     def __missing__(self, key):
         return 0.0 if self.batch is None else np.zeros(self.batch)
 
+    def __getitem__(self, key):
+        if isinstance(key, slice):  # the adjoints of a slice of a list, numbered from 0
+            return ContainerAdjoint(
+                {j: self[k] for j, k in enumerate(_positions(key))}, batch=self.batch
+            )
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        if isinstance(key, slice):
+            for j, k in enumerate(_positions(key)):
+                super().__setitem__(k, part(value, j))
+            return
+        super().__setitem__(key, value)
+
     def copy(self):
         return ContainerAdjoint(self, batch=self.batch)
 
     def __add__(self, other):
         out = self.copy()
         if isinstance(other, dict):
-            for key, value in other.items():
-                out[key] = out[key] + value
-        elif other != 0:
-            raise TypeError("cannot add a number to a container adjoint")
+            items = other.items()
+        elif isinstance(other, (list, tuple)):  # one adjoint per position (a rule's result)
+            items = enumerate(other)
+        elif np.ndim(other) == 0 and other == 0:
+            return out
+        else:
+            raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")
+        for key, value in items:
+            out[key] = out[key] + value
         return out
 
     __radd__ = __add__
+
+
+def _positions(key: slice) -> range:
+    """The positions a slice of a list picks, from a slice `slot_key` made explicit."""
+    if key.start is None or key.stop is None or key.step is None:
+        raise TypeError("a container adjoint is sliced only by a slice made by slot_key")
+    return range(key.start, key.stop, key.step)
+
+
+def slot_key(value, index):
+    """`index` as the key of the adjoint of ``value[index]``: for a list or tuple a negative
+    position counts from its end now (``xs[-1]`` after an append is the new last element)
+    and a slice gets explicit bounds; for a dict or an array `index` as it is."""
+    if isinstance(value, (list, tuple)):
+        if isinstance(index, slice):
+            return slice(*index.indices(len(value)))
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool) and index < 0:
+            return len(value) + int(index)
+    return index
 
 
 def is_container(value) -> bool:
@@ -67,13 +109,47 @@ def part(adjoint, key):
 def parts_of(g, value):
     """The adjoint of ``np.array(value)``: one part of `g` per element of a list or tuple."""
     if isinstance(value, (list, tuple)):
-        return [parts_of(row, item) for row, item in zip(np.asarray(g), value, strict=True)]
+        rows = zip(np.asarray(g), value, strict=True)
+        return ContainerAdjoint(enumerate(parts_of(row, item) for row, item in rows))
     return g
+
+
+def batch_parts_of(t, value):
+    """`parts_of` for a batched tangent `t` (directions first): one part per element of
+    `value`, each keeping the directions axis in front."""
+    if isinstance(value, (list, tuple)):
+        t = np.asarray(t)
+        parts = (batch_parts_of(t[:, k], item) for k, item in enumerate(value))
+        return ContainerAdjoint(enumerate(parts), batch=t.shape[0])
+    return t
+
+
+def batch_unstack(t, axis=0):
+    """``unstack`` (the adjoint of ``np.stack``) for a batched tangent `t` (directions
+    first): the slices along `axis` of each direction, one container element per slice."""
+    t = np.asarray(t)
+    moved = np.moveaxis(t, axis % (t.ndim - 1) + 1, 0)
+    return ContainerAdjoint(enumerate(moved), batch=t.shape[0])
+
+
+def batch_split_like(t, arrays, axis=0):
+    """``split_like`` (the adjoint of ``np.concatenate``) for a batched tangent `t`."""
+    t = np.asarray(t)
+    if axis is None:
+        sizes = [np.size(x) for x in arrays]
+        flat = np.reshape(t, (t.shape[0], -1))
+        pieces = np.split(flat, np.cumsum(sizes)[:-1], axis=1)
+        shapes = [(t.shape[0], *np.shape(x)) for x in arrays]
+        pieces = [np.reshape(p, shape) for p, shape in zip(pieces, shapes, strict=True)]
+    else:
+        sizes = [np.shape(x)[axis] for x in arrays]
+        pieces = np.split(t, np.cumsum(sizes)[:-1], axis=axis % (t.ndim - 1) + 1)
+    return ContainerAdjoint(enumerate(pieces), batch=t.shape[0])
 
 
 def repeated(g, items):
     """The adjoint of every term of ``sum(items)``: `g` itself, once per item."""
-    return [g] * len(items)
+    return ContainerAdjoint(enumerate([g] * len(items)))
 
 
 def as_structure(adjoint, value):

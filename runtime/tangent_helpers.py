@@ -82,6 +82,8 @@ def zero_tangent(x, batch=None):
 
 def broadcast_tangent(t, ans, batched=False):
     """`t` broadcast to exactly `ans`'s shape (behind the batch axis when `batched`)."""
+    if is_container(t):  # a container's tangent (of a container adjoint) is keyed by element
+        return t
     shape = np.shape(ans)
     if batched:
         shape = (np.shape(t)[0], *shape)

@@ -36,3 +36,149 @@ def loop_value(w):
     for _step in range(3):
         total = total * w + 1.0
     return total
+
+
+def negative_index_after_append(w):
+    xs = [w]
+    for _step in range(3):
+        xs.append(xs[-1] * w)
+    return xs[-1] + xs[-2]
+
+
+def negative_indices(w):
+    xs = [w, w * w, 3.0]
+    return xs[-1] * xs[-2] + xs[-3]
+
+
+def negative_index_variable(w):
+    xs = [w, w * w, 3.0 * w]
+    total = 0.0
+    for i in range(-3, 0):
+        total = total + xs[i] * xs[i]
+    return total
+
+
+def slice_of_a_list(w):
+    xs = [w, w * w, 3.0 * w]
+    ys = xs[1:]
+    return ys[0] * ys[-1]
+
+
+def list_stacked_and_indexed(w):
+    xs = []
+    for i in range(3):
+        xs.append(w * (i + 1))
+    a = np.stack(xs)
+    b = np.array(xs)
+    return np.sum(a * b) + xs[0] * xs[-1]
+
+
+def list_summed_and_indexed(w):
+    xs = [w * k for k in range(3)]
+    ys = [x * x for x in xs]
+    return sum(ys) + ys[-1]
+
+
+def constant_written_into_a_list(w):
+    xs = [w, w * w]
+    xs[0] = 3.0
+    return xs[0] * xs[1]
+
+
+def constant_written_into_a_dict(w):
+    d = {"a": w, "b": w * w}
+    d["a"] = 3.0
+    return d["a"] * d["b"]
+
+
+def list_popped_in_a_while_loop(w):
+    xs = [w, 2.0 * w, 3.0 * w]
+    total = 0.0
+    while len(xs) > 0:
+        v = xs.pop()
+        total = total * w + v
+    return total
+
+
+def dict_slots_in_a_loop(w):
+    d = {"a": w, "b": 1.0}
+    for _step in range(3):
+        d["b"] = d["b"] * d["a"]
+        d["a"] = d["a"] + w
+    return d["a"] * d["b"]
+
+
+def slots_read_before_written(w):
+    xs = [w, 1.0]
+    for _step in range(3):
+        a = xs[1]
+        xs[1] = xs[0] * a
+        xs[0] = xs[0] + a
+    return xs[0] * xs[1]
+
+
+def slots_in_a_while_loop(w):
+    xs = [w, 0.0]
+    i = 0
+    while i < 3:
+        xs[1] = xs[1] + xs[0] * xs[0]
+        xs[0] = xs[0] * 0.5 + w
+        i = i + 1
+    return xs[1]
+
+
+def slots_with_break(w):
+    xs = [w, 1.0]
+    for _step in range(10):
+        xs[0] = xs[0] * w
+        if xs[0] > 5.0:
+            break
+        xs[1] = xs[1] + xs[0]
+    return xs[0] + xs[1]
+
+
+def conditional_expression_in_a_for_loop(x):
+    total = 0.0
+    for i in range(3):
+        total = total + x * (i - 1.5)
+        total = total if total >= 0 else -total
+    return total
+
+
+def conditional_expression_in_a_while_loop(x):
+    total = 0.0
+    i = 0
+    while i < 3:
+        total = total + x * (i - 1.5)
+        total = total if total >= 0 else -total
+        i = i + 1
+    return total
+
+
+def conditional_expression_in_a_while_test(x):
+    total = 0.1
+    while total < 5.0:
+        total = total * x + 1.0
+        total = total if total < 3.0 else total + 0.5
+    return total
+
+
+def and_or_in_a_loop(x):
+    total = 0.5
+    for _step in range(3):
+        a = total * x
+        total = (a > 1.0 and a) or (total + x)
+    return total
+
+
+def if_elif_else_in_a_loop(x):
+    total = 0.0
+    for i in range(4):
+        total = total + x * (i - 1.5)
+        if total >= 0:
+            total = total * 2.0
+        elif total < -1.0:
+            total = -total
+        else:
+            total = total - x
+    return total

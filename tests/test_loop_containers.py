@@ -3,6 +3,7 @@ values: every mode against central differences (issue 16)."""
 
 import loop_container_programs as lcp
 import numpy as np
+import pytest
 from numerical import numerical_gradient
 
 import s2sgrad as sg
@@ -54,3 +55,30 @@ def test_lstm_over_layers():
 def test_value_and_grad_of_a_loop_gives_the_value_before_the_adjoint_sweep():
     # the adjoint sweep pops loop values back into their names: the value was popped too
     assert sg.value_and_grad(lcp.loop_value)(2.0) == (7.0, 5.0)
+
+
+CASES = [
+    ("negative_index_after_append", 0.9),
+    ("negative_indices", 0.8),
+    ("negative_index_variable", 0.6),
+    ("slice_of_a_list", 0.7),
+    ("list_stacked_and_indexed", 0.8),
+    ("list_summed_and_indexed", 0.9),
+    ("constant_written_into_a_list", 0.7),
+    ("constant_written_into_a_dict", 0.7),
+    ("list_popped_in_a_while_loop", 0.9),
+    ("dict_slots_in_a_loop", 0.8),
+    ("slots_read_before_written", 0.6),
+    ("slots_in_a_while_loop", 0.5),
+    ("slots_with_break", 1.3),
+    ("conditional_expression_in_a_for_loop", 1.0),
+    ("conditional_expression_in_a_while_loop", 1.0),
+    ("conditional_expression_in_a_while_test", 1.3),
+    ("and_or_in_a_loop", 1.3),
+    ("if_elif_else_in_a_loop", 0.7),
+]
+
+
+@pytest.mark.parametrize(("name", "x"), CASES, ids=[c[0] for c in CASES])
+def test_every_mode(name, x):
+    check_every_mode(getattr(lcp, name), x)

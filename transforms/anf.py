@@ -571,8 +571,8 @@ class _Normalizer(LoopNormalizing):
         if isinstance(expr, cst.BooleanOperation):
             left = self.atom(expr.left)
             if isinstance(expr.operator, cst.And):  # a and b: b if a is true, else a
-                return self.choose(left, expr.right, left, expr)
-            return self.choose(left, left, expr.right, expr)
+                return self.choose(left, expr.right, left, expr, normal=left)
+            return self.choose(left, left, expr.right, expr, normal=left)
         raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
 
     def comprehension(self, expr) -> cst.Name:
@@ -649,13 +649,15 @@ class _Normalizer(LoopNormalizing):
         self.loops, self.loop_depth = outer_loops, outer_loop_depth
         return result
 
-    def choose(self, test, when_true, when_false, node) -> cst.Name:
-        """A value chosen by `test`, as an ``if`` assigning one temporary in both branches."""
+    def choose(self, test, when_true, when_false, node, normal=None) -> cst.Name:
+        """A value chosen by `test`, as an ``if`` assigning one temporary in both branches;
+        `normal` is the one of them already in normal form (the left operand of and/or);
+        the other is the user's expression (its names are renamed to their versions)."""
         temp = self.namer.temp()
 
         def part(value):
             def emit_part() -> bool:
-                if isinstance(value, cst.Name) and value.value in self.line_of:
+                if value is normal and isinstance(value, cst.Name):
                     self.emit(copy_line(temp, value.value).body[0], temp)  # already normal
                 else:
                     self.assign([cst.Name(temp)], value, origin_node=node)

@@ -251,6 +251,10 @@ def _item_write(op: Operation, tangents: Tangents) -> list:
         statements.append(assign(name, call("writable_tangent", cst.Name(name))))
     new = tangents.of(value)
     written = new if new is not None else cst.Float("0.0")
+    if new is None and tangents.batched:
+        # zeros for every direction, shaped like the slots as written (a number standing for
+        # zero is no batched tangent where the slot is a list's or a dict's element)
+        written = tangents.zero(cst.Subscript(array, op.index))
     if tangents.batched:
         statements.append(
             assign(name, call("set_batch_item", cst.Name(name), index_value(op.index), written))

@@ -300,10 +300,11 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), array)))
             adjoints.full.add(name)
             adjoints.owned.add(name)
-        slots = cst.Subscript(cst.Name(name), op.index)
+        index = slot_index(op.index, array, context.shapes)
+        slots = cst.Subscript(cst.Name(name), index)
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
-            contribution = call("saved_slot", cst.Name(name), index_value(op.index))
+            contribution = call("saved_slot", cst.Name(name), index_value(index))
             if not context.shapes.is_scalar(value):
                 contribution = call("unbroadcast", contribution, value)
             adjoints.contribute(value.value, contribution, full=True)
@@ -493,12 +494,27 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
-    if is_basic_index(op.index, shapes):
-        sliced = cst.Subscript(cst.Name(name), op.index)
+    index = slot_index(op.index, source, shapes)
+    if is_basic_index(index, shapes):
+        sliced = cst.Subscript(cst.Name(name), index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
-        accumulated = call("accumulate_at", cst.Name(name), index_value(op.index), g)
+        accumulated = call("accumulate_at", cst.Name(name), index_value(index), g)
         adjoints.emit(assign(name, accumulated))
+
+
+def slot_index(index: tuple, value: cst.BaseExpression, shapes: ShapeTokens) -> tuple:
+    """The subscript of ``value[index]``'s slot in the adjoint of `value`. The adjoint of a
+    list or tuple is keyed by position, so where `value` may be one (its rank is not known)
+    a negative position or a slice becomes ``slot_key(value, index)``, made absolute against
+    the list as it is at that point; a non-negative integer or a string key is itself."""
+    if len(index) != 1 or shapes.ndim(value) is not None:
+        return index
+    inner = index[0].slice
+    if isinstance(inner, cst.Index) and isinstance(inner.value, (cst.Integer, cst.SimpleString)):
+        return index
+    key = call("slot_key", value, index_value(index))
+    return (cst.SubscriptElement(cst.Index(key)),)
 
 
 def bind_arguments(

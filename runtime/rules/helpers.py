@@ -46,7 +46,16 @@ from ..array_helpers import (
     trace_adjoint,
     unstack,
 )
-from ..containers import as_structure, part, parts_of, repeated
+from ..containers import (
+    as_structure,
+    batch_parts_of,
+    batch_split_like,
+    batch_unstack,
+    part,
+    parts_of,
+    repeated,
+    slot_key,
+)
 from ..registry import registry
 from ..tangent_helpers import (
     accumulate_tangent,
@@ -92,6 +101,7 @@ from ..tangent_helpers import (
 registry.register_nondiff(
     [
         zero_adjoint,
+        slot_key,
         backwards,
         reduced_count,
         extremum_weights,
@@ -175,6 +185,26 @@ def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
     return part(tangents[0], key)  # a container's tangent holds batched tangents by key
+
+
+@registry.batched(repeated)
+def repeated_(tangents, ans, g, items):
+    return repeated(tangents[0], items)
+
+
+@registry.batched(parts_of)
+def parts_of_(tangents, ans, g, value):
+    return batch_parts_of(tangents[0], value)
+
+
+@registry.batched(unstack)
+def unstack_(tangents, ans, g, axis=0):
+    return batch_unstack(tangents[0], axis)
+
+
+@registry.batched(split_like)
+def split_like_(tangents, ans, g, arrays, axis=0):
+    return batch_split_like(tangents[0], arrays, axis)
 
 
 @registry.jvp(einsum_adjoint)
