@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, is_container
+from .containers import ContainerAdjoint, container_adjoint, is_container
 
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
@@ -252,7 +252,7 @@ def matmul_right(g, x, y):
 def fresh_adjoint(g, x):
     """A new writable array shaped like `x` holding `g` (broadcast): a buffer to scatter into."""
     if is_container(x):
-        return ContainerAdjoint(g) if isinstance(g, dict) else ContainerAdjoint()
+        return container_adjoint(g, x)
     out = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     out += g
     return out

@@ -16,9 +16,12 @@ import numpy as np
 __all__ = [
     "ContainerAdjoint",
     "as_structure",
+    "batch_container_adjoint",
     "batch_parts_of",
+    "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
+    "container_adjoint",
     "is_container",
     "part",
     "parts_of",
@@ -93,6 +96,42 @@ def slot_key(value, index):
         if isinstance(index, (int, np.integer)) and not isinstance(index, bool) and index < 0:
             return len(value) + int(index)
     return index
+
+
+def container_adjoint(g, value):
+    """A new container adjoint of the container `value` holding `g`: a dict by key, a list
+    or tuple by position, a number in every element (a lazily broadcast adjoint)."""
+    if isinstance(g, dict):
+        return ContainerAdjoint(g, batch=getattr(g, "batch", None))
+    if isinstance(g, (list, tuple)):
+        return ContainerAdjoint(enumerate(g))
+    if np.ndim(g) == 0 and g == 0:
+        return ContainerAdjoint()
+    keys = value.keys() if isinstance(value, dict) else range(len(value))
+    return ContainerAdjoint({key: g for key in keys})
+
+
+def batch_container_adjoint(t, value):
+    """`container_adjoint` for a batched tangent `t` (directions first) of the adjoint."""
+    if isinstance(t, dict):
+        return ContainerAdjoint(t, batch=getattr(t, "batch", None))
+    if isinstance(t, (list, tuple)):
+        return ContainerAdjoint(enumerate(t))
+    t = np.asarray(t)
+    keys = value.keys() if isinstance(value, dict) else range(len(value))
+    return ContainerAdjoint({key: t for key in keys}, batch=t.shape[0])
+
+
+def batch_saved_slot(t, index):
+    """`saved_slot` for a batched tangent `t`: a copy of its slots behind the directions
+    axis (a container's element directly; None for a key a dict does not have yet)."""
+    if isinstance(t, dict) and not isinstance(t, ContainerAdjoint) and index not in t:
+        return None
+    if is_container(t):
+        old = t[index]
+    else:
+        old = t[(slice(None), *(index if isinstance(index, tuple) else (index,)))]
+    return old.copy() if isinstance(old, np.ndarray) else old
 
 
 def is_container(value) -> bool:

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, is_container
+from .containers import ContainerAdjoint, batch_container_adjoint, is_container
 
 __all__ = [
     "accumulate_tangent",
@@ -307,6 +307,8 @@ def batch_unreduce(t, ans, x, axis=None, keepdims=False):
 
 def batch_fresh_adjoint(t, x):
     """``fresh_adjoint`` applied to each direction of a batched tangent `t`."""
+    if is_container(x):
+        return batch_container_adjoint(t, x)
     shape = _shape_of(x)
     t = _lift_to(t, len(shape))
     return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=np.result_type(t, 1.0))

@@ -182,3 +182,93 @@ def if_elif_else_in_a_loop(x):
         else:
             total = total - x
     return total
+
+
+def appended_after_a_read(w):
+    xs = [w]
+    xs.append(w * w)
+    a = xs[1]
+    xs.append(5.0)
+    return a
+
+
+def appended_after_reads_in_a_loop(w):
+    xs = [w]
+    total = 0.0
+    for i in range(3):
+        xs.append(xs[i] * w)
+        total = total + xs[i + 1]
+        xs.append(1.0)
+    return total
+
+
+def list_unpacked_and_stacked(w):
+    xs = [w, w * w]
+    a, b = xs
+    return a * b + np.sum(np.stack(xs))
+
+
+def dict_keys_added_in_a_loop(w):
+    d = {}
+    for i in range(3):
+        d[i] = w * (i + 1)
+    return d[0] * d[2] + d[1]
+
+
+def value_popped_and_dropped(w):
+    xs = [w, w * w]
+    xs.pop()
+    return xs[-1]
+
+
+def last_of_appended(w):
+    xs = [w]
+    for _step in range(2):
+        xs.append(xs[-1] * w)
+    return xs[-1]
+
+
+def extended(w):
+    xs = [w]
+    xs.extend([w * w, 3.0])
+    return xs[1] * xs[-1]
+
+
+def inserted(w):
+    xs = [w]
+    xs.insert(0, w * w)
+    return xs[0] * 2.0 + xs[1]
+
+
+def updated(w):
+    d = {"a": 1.0}
+    d.update({"a": w * w})
+    return d["a"]
+
+
+def reversed_in_place(w):
+    xs = [w, w * w]
+    xs.reverse()
+    return xs[0]
+
+
+def appends_to_its_argument(xs, v):
+    xs.append(v * v)
+    return 0.0
+
+
+def calls_a_function_appending(w):
+    xs = [w]
+    appends_to_its_argument(xs, w)
+    return xs[0] + xs[1]
+
+
+def writes_into_its_argument(d, v):
+    d["a"] = v * 3.0
+    return v
+
+
+def calls_a_function_writing(w):
+    d = {"a": 1.0}
+    writes_into_its_argument(d, w)
+    return d["a"] * w

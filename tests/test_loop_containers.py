@@ -1,6 +1,8 @@
 """Lists, dicts and tuples written and read inside loops, and conditionals on loop-carried
 values: every mode against central differences (issue 16)."""
 
+import re
+
 import loop_container_programs as lcp
 import numpy as np
 import pytest
@@ -76,9 +78,44 @@ CASES = [
     ("conditional_expression_in_a_while_test", 1.3),
     ("and_or_in_a_loop", 1.3),
     ("if_elif_else_in_a_loop", 0.7),
+    ("appended_after_a_read", 0.7),
+    ("appended_after_reads_in_a_loop", 0.8),
+    ("list_unpacked_and_stacked", 0.7),
+    ("dict_keys_added_in_a_loop", 0.7),
+    ("value_popped_and_dropped", 0.7),
+    ("last_of_appended", 0.8),
 ]
 
 
 @pytest.mark.parametrize(("name", "x"), CASES, ids=[c[0] for c in CASES])
 def test_every_mode(name, x):
     check_every_mode(getattr(lcp, name), x)
+
+
+REJECTED = [
+    ("extended", "xs.extend(", "xs.extend() changes 'xs' in place"),
+    ("inserted", "xs.insert(", "xs.insert() changes 'xs' in place"),
+    ("updated", "d.update(", "d.update() changes 'd' in place"),
+    ("reversed_in_place", "xs.reverse(", "xs.reverse() changes 'xs' in place"),
+    ("calls_a_function_appending", "xs.append(v", "xs.append() changes the argument 'xs'"),
+    ("calls_a_function_writing", 'd["a"] = v', "item assignment to 'd', which may share"),
+]
+
+
+@pytest.mark.parametrize(("name", "code", "message"), REJECTED, ids=[r[0] for r in REJECTED])
+@pytest.mark.parametrize("transform", ["grad", "jvp"])
+def test_changes_the_derivative_cannot_follow_are_rejected_at_their_line(
+    name, code, message, transform
+):
+    # they gave a derivative that missed the change (extend, insert, ...) or the callee's
+    # write into the caller's list or dict
+    f = getattr(lcp, name)
+    with pytest.raises(sg.TransformError, match=re.escape(message)) as caught:
+        if transform == "grad":
+            sg.grad(f)(0.7)
+        else:
+            sg.jvp(f, (0.7,), (1.0,))
+    with open(lcp.__file__) as source:
+        lines = source.read().splitlines()
+    assert caught.value.filename == lcp.__file__
+    assert code in lines[caught.value.lineno - 1]

@@ -342,6 +342,10 @@ class _Normalizer(LoopNormalizing):
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
+            self.reject_mutation(node.value)
+            if _is_method_call(node.value, "pop"):  # xs.pop(): its value goes unread
+                self.atom(node.value)
+                return
             if is_append(node) and node.value.func.value.value in self.current:
                 items = cst.Name(self.current[node.value.func.value.value])
                 value = self.atom(node.value.args[0].value)
@@ -349,6 +353,9 @@ class _Normalizer(LoopNormalizing):
                     func=node.value.func.with_changes(value=items), args=(cst.Arg(value),)
                 )
                 self.emit(node.with_changes(value=call), items.value)
+                return
+            if isinstance(node.value, cst.Call) and self._calls_user_function(node.value):
+                self.atom(node.value)  # its result goes unread, but it is transformed too
                 return
             self.emit(node.with_changes(value=self.rename(node.value)))
         elif isinstance(node, cst.Assert):
@@ -362,6 +369,30 @@ class _Normalizer(LoopNormalizing):
             return
         else:
             raise self.parsed.error(node, f"{type(node).__name__} is not supported")
+
+    def reject_mutation(self, call: cst.BaseExpression) -> None:
+        """A method changing a list or dict in place that the derivative cannot follow (all
+        but ``append`` and ``pop``), or an append or pop to an argument (a caller's list):
+        a TransformError at the user's line, not a derivative that misses the change."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return
+        base, method = call.func.value, call.func.attr.value
+        if not isinstance(base, cst.Name) or base.value not in self.current:
+            return
+        name = base.value
+        argument = name in self.resolution.params and self.current[name] == name
+        if method in ("append", "pop") and argument:
+            raise self.parsed.error(
+                call,
+                f"{name}.{method}() changes the argument {name!r} in place, which is not "
+                f"supported: {method} on a copy ({name} = list({name}))",
+            )
+        if method in _MUTATING_METHODS:
+            raise self.parsed.error(
+                call,
+                f"{name}.{method}() changes {name!r} in place, which is not supported when "
+                f"differentiating: build a new list or dict, or use append and item assignment",
+            )
 
     def assign(self, targets, value, origin_node=None) -> None:
         first, *rest = targets
@@ -421,12 +452,15 @@ class _Normalizer(LoopNormalizing):
     def _returns_a_container(self, call: cst.Call) -> bool:
         """A call whose result is an ordinary tuple or list to read elements from: a user
         function's or a list's ``pop`` (not a primitive with a rule for unpacked results)."""
-        from .operations import _is_user_function, evaluate_spelling
-
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pop":
             return True
-        found, callee = evaluate_spelling(func, self.resolution.namespace())
+        return self._calls_user_function(call)
+
+    def _calls_user_function(self, call: cst.Call) -> bool:
+        from .operations import _is_user_function, evaluate_spelling
+
+        found, callee = evaluate_spelling(call.func, self.resolution.namespace())
         return found and _is_user_function(callee)
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -672,6 +706,8 @@ class _Normalizer(LoopNormalizing):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
+        if _is_method_call(expr, "pop"):
+            self.reject_mutation(expr)
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )
@@ -759,6 +795,21 @@ _AUGMENTED = {
 
 
 _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "swapaxes", "view"})
+
+
+# list and dict methods that change their receiver (append and pop have derivatives)
+_MUTATING_METHODS = frozenset(
+    {"extend", "insert", "remove", "clear", "update", "setdefault", "popitem", "reverse"}
+)
+
+
+def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == method
+        and isinstance(expr.func.value, cst.Name)
+    )
 
 
 def _operator_text(node: cst.AugAssign) -> str:

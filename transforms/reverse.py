@@ -209,10 +209,12 @@ def _differentiate_append(op: Operation, adjoints: Adjoints) -> None:
     """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, then the
     adjoint pops it, so earlier appends find their own position at the end of the list."""
     items, value = op.args
-    if not adjoints.has(items.value):
+    if items.value not in adjoints.active:
         return
+    # the pop runs even while the list has no adjoint yet: the adjoints of earlier reads
+    # find their positions counted from the end of the list as it was then
     last = cst.BinaryOperation(call("len", items), cst.Subtract(), cst.Integer("1"))
-    if isinstance(value, cst.Name) and value.value in adjoints.active:
+    if adjoints.has(items.value) and isinstance(value, cst.Name) and value.value in adjoints.active:
         part = call("part", cst.Name(adjoints.names[items.value]), last)
         adjoints.contribute(value.value, part, full=False)
     adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
@@ -257,6 +259,8 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     with that and ``dz``, and gets one adjoint per parameter of ``g``."""
     target = op.targets[0]
     if not adjoints.has(target):
+        if any(name in adjoints.active for name in op.input_names()):
+            context.splits(op.primitive)  # transformed all the same: an error if it mutates
         return
     split = context.splits(op.primitive)
     if split not in context.callees:

@@ -49,6 +49,7 @@ from ..array_helpers import (
 from ..containers import (
     as_structure,
     batch_parts_of,
+    batch_saved_slot,
     batch_split_like,
     batch_unstack,
     part,
@@ -268,7 +269,7 @@ def fresh_adjoint_(tangents, ans, g, x):
 
 @registry.batched(saved_slot)
 def saved_slot_(tangents, ans, x, index):
-    return np.copy(batch_index(tangents[0], index))
+    return batch_saved_slot(tangents[0], index)
 
 
 @registry.jvp(matmul_tangent)
