@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, container_adjoint, is_container
+from .containers import ContainerAdjoint, concatenation_error, container_adjoint, is_container
 
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
@@ -87,6 +87,8 @@ def unbroadcast(g, x, *operands):
     shape (3, 4), ``b``'s adjoint is ``3.0``, not ``1.0``. Without `operands`, `g` is taken to
     have the full result shape. Operands are read only for their shapes.
     """
+    if isinstance(g, ContainerAdjoint):  # the adjoint of xs + ys or xs * 3 on lists
+        raise concatenation_error()
     gshape = getattr(g, "shape", ())
     shape = _shape(x)
     if not operands:

@@ -21,6 +21,7 @@ __all__ = [
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
+    "concatenation_error",
     "container_adjoint",
     "is_container",
     "part",
@@ -77,6 +78,20 @@ class ContainerAdjoint(dict):
         return out
 
     __radd__ = __add__
+
+    def __mul__(self, other):
+        raise concatenation_error()
+
+    __rmul__ = __mul__
+
+
+def concatenation_error() -> TypeError:
+    """What differentiating ``xs + ys`` or ``xs * 3`` on lists or tuples raises: their
+    derivative is not elementwise, and the generated code cannot tell them from numbers."""
+    return TypeError(
+        "cannot differentiate joining or repeating lists or tuples with + or *: build the "
+        "list with append or a comprehension, or join arrays with np.concatenate"
+    )
 
 
 def _positions(key: slice) -> range:

@@ -272,3 +272,15 @@ def calls_a_function_writing(w):
     d = {"a": 1.0}
     writes_into_its_argument(d, w)
     return d["a"] * w
+
+
+def lists_joined(w):
+    xs = [w]
+    ys = xs + [w * w]
+    return ys[0] * ys[1]
+
+
+def list_repeated(w):
+    xs = [w] * 3
+    xs[1] = xs[1] * w
+    return xs[0] + xs[1] + xs[2]

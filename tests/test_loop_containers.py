@@ -119,3 +119,13 @@ def test_changes_the_derivative_cannot_follow_are_rejected_at_their_line(
         lines = source.read().splitlines()
     assert caught.value.filename == lcp.__file__
     assert code in lines[caught.value.lineno - 1]
+
+
+@pytest.mark.parametrize("name", ["lists_joined", "list_repeated"])
+def test_joined_or_repeated_lists_are_an_error_in_reverse_mode(name):
+    # their adjoints were given to each operand whole: a wrong number
+    f = getattr(lcp, name)
+    with pytest.raises(TypeError, match="joining or repeating lists"):
+        sg.grad(f)(0.7)
+    slope = float(numerical_gradient(f, [0.7], 0))
+    np.testing.assert_allclose(sg.jvp(f, (0.7,), (1.0,))[1], slope, rtol=1e-6)
