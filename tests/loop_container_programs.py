@@ -276,7 +276,8 @@ def calls_a_function_writing(w):
 
 def lists_joined(w):
     xs = [w]
-    ys = xs + [w * w]
+    tail = [w * w]
+    ys = xs + tail
     return ys[0] * ys[1]
 
 
