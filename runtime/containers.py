@@ -39,6 +39,9 @@ class ContainerAdjoint(dict):
     directions, `batch`, and a missing key is then a zero for each direction.
     """
 
+    # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
+    __array_ufunc__ = None
+
     def __init__(self, *items, batch=None):
         super().__init__(*items)
         self.batch = batch
@@ -69,7 +72,7 @@ class ContainerAdjoint(dict):
             items = other.items()
         elif isinstance(other, (list, tuple)):  # one adjoint per position (a rule's result)
             items = enumerate(other)
-        elif np.ndim(other) == 0 and other == 0:
+        elif not np.any(other):  # a zero, or zeros for every direction: nothing to add
             return out
         else:
             raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")

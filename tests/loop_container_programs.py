@@ -285,3 +285,29 @@ def list_repeated(w):
     xs = [w] * 3
     xs[1] = xs[1] * w
     return xs[0] + xs[1] + xs[2]
+
+
+def pairs_in_a_list(w):
+    pairs = [(w, 1.0), (2.0, w)]
+    total = 0.0
+    for pair in pairs:
+        a, b = pair
+        total = total + a * b
+    return total
+
+
+def first_times_second(p):
+    a, b = p[0]
+    return a * b + p[1]
+
+
+def nested_literal_argument(w):
+    return first_times_second(((w, 2.0), w * w))
+
+
+def written_through_an_element(w):
+    grid = [[w, 1.0], [2.0, w]]
+    for i in range(2):
+        row = grid[i]
+        row[0] = row[0] * row[1]
+    return grid[0][0] + grid[1][0]

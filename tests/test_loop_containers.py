@@ -84,6 +84,8 @@ CASES = [
     ("dict_keys_added_in_a_loop", 0.7),
     ("value_popped_and_dropped", 0.7),
     ("last_of_appended", 0.8),
+    ("pairs_in_a_list", 0.7),
+    ("nested_literal_argument", 0.7),
 ]
 
 
@@ -99,6 +101,7 @@ REJECTED = [
     ("reversed_in_place", "xs.reverse(", "xs.reverse() changes 'xs' in place"),
     ("calls_a_function_appending", "xs.append(v", "xs.append() changes the argument 'xs'"),
     ("calls_a_function_writing", 'd["a"] = v', "item assignment to 'd', which may share"),
+    ("written_through_an_element", "row = grid[i]", "'row' is an element or a view of 'grid'"),
 ]
 
 

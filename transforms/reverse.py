@@ -248,9 +248,17 @@ def _differentiate_pack(op: Operation, adjoints: Adjoints) -> None:
         return
     dt = cst.Name(adjoints.names[target])
     for position, element in enumerate(op.args):
-        if isinstance(element, cst.Name) and element.value in adjoints.active:
-            key = op.kwargs[str(position)]
-            adjoints.contribute(element.value, call("part", dt, key), full=False)
+        _contribute_parts(element, call("part", dt, op.kwargs[str(position)]), adjoints)
+
+
+def _contribute_parts(element, adjoint: cst.BaseExpression, adjoints: Adjoints) -> None:
+    """`adjoint` to the name `element`, or to each name in a nested tuple or list literal
+    (``[(a, 1.0), (2.0, b)]``) its part."""
+    if isinstance(element, cst.Name) and element.value in adjoints.active:
+        adjoints.contribute(element.value, adjoint, full=False)
+    elif isinstance(element, (cst.Tuple, cst.List)):
+        for k, inner in enumerate(element.elements):
+            _contribute_parts(inner.value, call("part", adjoint, cst.Integer(str(k))), adjoints)
 
 
 def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
@@ -282,10 +290,10 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     bound = list(zip(split.params, op.args, strict=False))
     bound += [(key, value) for key, value in op.kwargs.items()]
     for param, arg in bound:
-        if isinstance(arg, cst.Name) and arg.value in adjoints.active and param in split.params:
+        if param in split.params and any(n in adjoints.active for n in names_in(arg)):
             index = cst.Integer(str(split.params.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
-            adjoints.contribute(arg.value, part, full=False)
+            _contribute_parts(arg, part, adjoints)
 
 
 def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
