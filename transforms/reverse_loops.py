@@ -42,8 +42,8 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
         for s in iter_small_statements(body)
         if isinstance(s, cst.Assign)
     ]
-    # names the body binds afresh; a slot write (``h[i] = v``) or a pop changes a container
-    # that outlives the iteration, whose adjoint must too
+    # names the body binds afresh; a slot write (``h[i] = v``) changes a container that
+    # outlives the iteration, and so must its adjoint
     local = {t for op in body_ops if op.primitive is not SETITEM for t in op.targets} - headers
     reads: list[str] = []
     line.visit(_NameReader(reads))
