@@ -311,3 +311,14 @@ def written_through_an_element(w):
         row = grid[i]
         row[0] = row[0] * row[1]
     return grid[0][0] + grid[1][0]
+
+
+def appended_and_popped_in_a_loop(w):
+    h = [w, 0.5 * w]
+    total = 0.0
+    for _step in range(2):
+        h.append(h[0] * w)
+        total = total + h[-1] * h[-2]
+        u = h.pop()
+        total = total + u * 0.5
+    return total

@@ -86,6 +86,7 @@ CASES = [
     ("last_of_appended", 0.8),
     ("pairs_in_a_list", 0.7),
     ("nested_literal_argument", 0.7),
+    ("appended_and_popped_in_a_loop", 0.7),
 ]
 
 

@@ -206,17 +206,26 @@ def reverse_block(lines: list, adjoints: Adjoints, context: Context) -> None:
 
 
 def _differentiate_append(op: Operation, adjoints: Adjoints) -> None:
-    """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, then the
-    adjoint pops it, so earlier appends find their own position at the end of the list."""
+    """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, which is
+    then cleared, and the adjoint pops the list, so earlier appends find their own position
+    at the end of the list (and no adjoint of a later element there)."""
     items, value = op.args
     if items.value not in adjoints.active:
         return
     # the pop runs even while the list has no adjoint yet: the adjoints of earlier reads
     # find their positions counted from the end of the list as it was then
     last = cst.BinaryOperation(call("len", items), cst.Subtract(), cst.Integer("1"))
-    if adjoints.has(items.value) and isinstance(value, cst.Name) and value.value in adjoints.active:
-        part = call("part", cst.Name(adjoints.names[items.value]), last)
-        adjoints.contribute(value.value, part, full=False)
+    if adjoints.has(items.value):
+        name = adjoints.names[items.value]
+        if name not in adjoints.owned:
+            adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), items)))
+            adjoints.full.add(name)
+            adjoints.owned.add(name)
+        if isinstance(value, cst.Name) and value.value in adjoints.active:
+            adjoints.contribute(value.value, call("part", cst.Name(name), last), full=False)
+        # the position is gone: an element appended there earlier starts from zero
+        slot = cst.Subscript(cst.Name(name), (cst.SubscriptElement(cst.Index(last)),))
+        adjoints.emit(cst.Assign((cst.AssignTarget(slot),), cst.Float("0.0")))
     adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
 
 
