@@ -322,3 +322,18 @@ def appended_and_popped_in_a_loop(w):
         u = h.pop()
         total = total + u * 0.5
     return total
+
+
+def slots_swapped_in_a_loop(w):
+    h = [w, w * w]
+    for _step in range(3):
+        h[0], h[1] = h[1], h[0] * w
+    return h[0] + 2.0 * h[1]
+
+
+def slot_and_name_unpacked_in_a_loop(w):
+    h = [w, 1.0]
+    a = 0.5
+    for i in range(2):
+        h[i], a = a * w, h[i] + a
+    return h[0] * h[1] + a

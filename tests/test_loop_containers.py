@@ -87,6 +87,8 @@ CASES = [
     ("pairs_in_a_list", 0.7),
     ("nested_literal_argument", 0.7),
     ("appended_and_popped_in_a_loop", 0.7),
+    ("slots_swapped_in_a_loop", 0.7),
+    ("slot_and_name_unpacked_in_a_loop", 0.7),
 ]
 
 

@@ -470,8 +470,11 @@ class _Normalizer(LoopNormalizing):
             # normal form (assign() would look their names up again)
             atoms = [self.atom(element.value) for element in value.elements]
             for name, atom, element in zip(names, atoms, value.elements, strict=True):
+                if isinstance(name, cst.Subscript):  # h[i], c[i] = a, b
+                    self.set_item(name, atom, normal=True)
+                    continue
                 if not isinstance(name, cst.Name):
-                    raise self.parsed.error(name, "unpack into plain names")
+                    raise self.parsed.error(name, "unpack into plain names or item targets")
                 self.track_alias(name.value, element.value)
                 new = self.define(name.value)
                 self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
