@@ -385,7 +385,7 @@ class _Normalizer(LoopNormalizing):
             raise self.parsed.error(
                 call,
                 f"{name}.{method}() changes the argument {name!r} in place, which is not "
-                f"supported: {method} on a copy ({name} = list({name}))",
+                f"supported: {method} on a copy ({name} = {name}.copy())",
             )
         if method in _MUTATING_METHODS:
             raise self.parsed.error(
