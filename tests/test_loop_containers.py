@@ -20,8 +20,8 @@ def _second_derivative(f, x, eps=1e-4):
 
 def check_every_mode(f, x, second=True):
     """Value and first derivative of `f` at the number `x` in every mode, and its second
-    derivative by forward-over-reverse and reverse-over-reverse, against central
-    differences."""
+    derivative by forward-over-reverse (hessian, hvp) and reverse-over-reverse, against
+    central differences."""
     value = f(x)
     slope = float(numerical_gradient(f, [x], 0))
     close = {"rtol": 1e-5, "atol": 1e-6}
@@ -42,6 +42,7 @@ def check_every_mode(f, x, second=True):
         curvature = _second_derivative(f, x)
         np.testing.assert_allclose(sg.hessian(f)(x), curvature, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(sg.grad(sg.grad(f))(x), curvature, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(sg.hvp(f)(x, 0.5), 0.5 * curvature, rtol=1e-4, atol=1e-5)
 
 
 def test_slot_read_and_written_in_a_loop_keeps_its_adjoint():
