@@ -337,3 +337,18 @@ def slot_and_name_unpacked_in_a_loop(w):
     for i in range(2):
         h[i], a = a * w, h[i] + a
     return h[0] * h[1] + a
+
+
+def dict_of_an_array_and_its_sum(x):
+    d = {"a": x * 1.0, "b": x[0]}
+    for _step in range(2):
+        d["a"] = d["a"] * d["b"] + np.cos(d["a"])
+        d["b"] = d["b"] + np.sum(d["a"])
+    return d["a"] * d["b"]
+
+
+def list_of_arrays_and_their_sums(x):
+    hs = [x * 1.0, x * 2.0]
+    for _step in range(2):
+        hs.append(hs[-1] * np.sum(hs[-2]) + x)
+    return hs[-1] + np.sum(hs[-3])

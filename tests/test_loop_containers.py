@@ -136,3 +136,24 @@ def test_joined_or_repeated_lists_are_an_error_in_reverse_mode(name):
         sg.grad(f)(0.7)
     slope = float(numerical_gradient(f, [0.7], 0))
     np.testing.assert_allclose(sg.jvp(f, (0.7,), (1.0,))[1], slope, rtol=1e-6)
+
+
+def _jacobian_by_differences(f, x, eps=1e-6):
+    columns = []
+    for k in range(x.size):
+        plus, minus = x.copy(), x.copy()
+        plus[k] += eps
+        minus[k] -= eps
+        columns.append((f(plus) - f(minus)) / (2 * eps))
+    return np.stack(columns, axis=-1)
+
+
+@pytest.mark.parametrize("name", ["dict_of_an_array_and_its_sum", "list_of_arrays_and_their_sums"])
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_jacobian_of_array_slots_given_a_broadcast_adjoint(name, mode):
+    # a number (np.sum's adjoint) added to an array slot of a dict or list: in the batched
+    # sweep of a reverse-mode Jacobian its directions were added along the slot's last axis
+    f = getattr(lcp, name)
+    x = np.array([0.3, 0.6, 0.9])
+    want = _jacobian_by_differences(f, x)
+    np.testing.assert_allclose(sg.jacobian(f, mode=mode)(x), want, rtol=1e-5, atol=1e-6)

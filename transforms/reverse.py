@@ -516,12 +516,24 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         adjoints.full.add(name)
         adjoints.owned.add(name)
     index = slot_index(op.index, source, shapes)
-    if is_basic_index(index, shapes):
+    if is_basic_index(op.index, shapes) or _is_key(op.index):
+        # ``dx[index] += g`` (a key of a dict too): a further transformation reads it as an
+        # addition, whose tangent lines a lazily broadcast ``g`` up with the slot
         sliced = cst.Subscript(cst.Name(name), index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
         accumulated = call("accumulate_at", cst.Name(name), index_value(index), g)
         adjoints.emit(assign(name, accumulated))
+
+
+def _is_key(index: tuple) -> bool:
+    """A string key: ``d["h"]``."""
+    inner = index[0].slice
+    return (
+        len(index) == 1
+        and isinstance(inner, cst.Index)
+        and isinstance(inner.value, cst.SimpleString)
+    )
 
 
 def slot_index(index: tuple, value: cst.BaseExpression, shapes: ShapeTokens) -> tuple:
