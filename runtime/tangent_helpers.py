@@ -314,13 +314,15 @@ def batch_fresh_adjoint(t, x):
     return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=np.result_type(t, 1.0))
 
 
-def accumulate_tangent(tdx, index, tg, dx):
+def accumulate_tangent(tdx, index, tg, dx, g=None):
     """The tangent of ``accumulate_at(dx, index, g)``: `tg` added into a copy of `tdx` (its
-    own copy: the tangent may be shared), behind the batch axis if there is one."""
+    own copy: the tangent may be shared), behind the batch axis if there is one (where a
+    batched `tg` of a lazily broadcast `g` first gets the slots' missing axes)."""
     from .adjoint_helpers import accumulate_at
 
     if tdx is None:
-        batched = tg is not None and np.ndim(tg) > np.ndim(dx[index])
+        added = dx[index] if g is None else g  # tg has g's rank, plus the batch axis if any
+        batched = tg is not None and np.ndim(tg) > np.ndim(added)
         batch = np.shape(tg)[0] if batched else None
         tdx = zero_tangent(dx, batch)
     else:
@@ -329,7 +331,10 @@ def accumulate_tangent(tdx, index, tg, dx):
         return tdx
     if np.ndim(tdx) > np.ndim(dx):
         items = index if isinstance(index, tuple) else (index,)
-        return accumulate_at(tdx, (slice(None), *items), tg)
+        where = (slice(None), *items)
+        if g is not None and not is_container(tg):  # np.add.at needs the full shape
+            tg = np.broadcast_to(lift_tangent(tg, g, np.asarray(dx)[index]), tdx[where].shape)
+        return accumulate_at(tdx, where, tg)
     return accumulate_at(tdx, index, tg)
 
 

@@ -352,3 +352,8 @@ def list_of_arrays_and_their_sums(x):
     for _step in range(2):
         hs.append(hs[-1] * np.sum(hs[-2]) + x)
     return hs[-1] + np.sum(hs[-3])
+
+
+def elements_picked_twice_and_summed(x):
+    picked = x[[0, 2, 2]]
+    return x[:3] * np.sum(picked)

@@ -148,12 +148,21 @@ def _jacobian_by_differences(f, x, eps=1e-6):
     return np.stack(columns, axis=-1)
 
 
-@pytest.mark.parametrize("name", ["dict_of_an_array_and_its_sum", "list_of_arrays_and_their_sums"])
+SLOTS_GIVEN_A_NUMBER = [
+    ("dict_of_an_array_and_its_sum", 3),
+    ("list_of_arrays_and_their_sums", 3),
+    ("elements_picked_twice_and_summed", 4),
+]
+
+
+@pytest.mark.parametrize(("name", "size"), SLOTS_GIVEN_A_NUMBER)
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
-def test_jacobian_of_array_slots_given_a_broadcast_adjoint(name, mode):
-    # a number (np.sum's adjoint) added to an array slot of a dict or list: in the batched
-    # sweep of a reverse-mode Jacobian its directions were added along the slot's last axis
+def test_jacobian_of_array_slots_given_a_broadcast_adjoint(name, size, mode):
+    # a number (np.sum's adjoint) added to an array slot of a dict or list, or to elements
+    # picked by an index array: in the batched sweep of a reverse-mode Jacobian its
+    # directions were added along the slots' last axis (a wrong number when as many
+    # directions as slots) or failed to broadcast
     f = getattr(lcp, name)
-    x = np.array([0.3, 0.6, 0.9])
+    x = np.linspace(0.3, 0.3 * size, size)
     want = _jacobian_by_differences(f, x)
     np.testing.assert_allclose(sg.jacobian(f, mode=mode)(x), want, rtol=1e-5, atol=1e-6)

@@ -175,11 +175,11 @@ def index_adjoint_(g, ans, g_at, x, index):
 
 @registry.jvp(accumulate_at)
 def accumulate_at_(tangents, ans, dx, index, g):
-    return accumulate_tangent(tangents[0], index, tangents[2], dx)
+    return accumulate_tangent(tangents[0], index, tangents[2], dx, g)
 
 
 @registry.jvp(accumulate_tangent)
-def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
+def accumulate_tangent_(tangents, ans, tdx, index, tg, dx, g=None):
     return accumulate_tangent(tangents[0], index, tangents[2], dx)
 
 
