@@ -18,6 +18,7 @@ __all__ = [
     "as_structure",
     "batch_container_adjoint",
     "batch_parts_of",
+    "batch_repeated",
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
@@ -205,8 +206,21 @@ def batch_split_like(t, arrays, axis=0):
 
 
 def repeated(g, items):
-    """The adjoint of every term of ``sum(items)``: `g` itself, once per item."""
+    """The adjoint of every term of ``sum(items)``: `g` itself, once per item (for an array,
+    once per row: `g` broadcast to its shape)."""
+    if isinstance(items, np.ndarray):
+        return np.zeros(items.shape, np.result_type(items, g, 1.0)) + g
     return ContainerAdjoint(enumerate([g] * len(items)))
+
+
+def batch_repeated(t, items):
+    """`repeated` for a batched tangent `t` (directions first) of `g`."""
+    if isinstance(items, np.ndarray):
+        t = np.asarray(t)
+        missing = items.ndim - (t.ndim - 1)
+        t = np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
+        return np.zeros((t.shape[0], *items.shape), np.result_type(items, t, 1.0)) + t
+    return ContainerAdjoint(enumerate([t] * len(items)), batch=np.shape(t)[0])
 
 
 def as_structure(adjoint, value):

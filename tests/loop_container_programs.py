@@ -357,3 +357,7 @@ def list_of_arrays_and_their_sums(x):
 def elements_picked_twice_and_summed(x):
     picked = x[[0, 2, 2]]
     return x[:3] * np.sum(picked)
+
+
+def builtin_sum_of_an_array(x):
+    return sum(x * x) + sum(x)

@@ -166,3 +166,13 @@ def test_jacobian_of_array_slots_given_a_broadcast_adjoint(name, size, mode):
     x = np.linspace(0.3, 0.3 * size, size)
     want = _jacobian_by_differences(f, x)
     np.testing.assert_allclose(sg.jacobian(f, mode=mode)(x), want, rtol=1e-5, atol=1e-6)
+
+
+def test_builtin_sum_of_an_array():
+    # sum's adjoint was a list per term: two of them were concatenated, not added
+    f = lcp.builtin_sum_of_an_array
+    x = np.array([0.3, 0.6, 0.9])
+    want = numerical_gradient(f, [x], 0)
+    np.testing.assert_allclose(sg.grad(f)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(sg.jacobian(f, mode="reverse")(x), want, rtol=1e-6)
+    np.testing.assert_allclose(sg.hessian(f)(x), 2.0 * np.eye(3), atol=1e-9)

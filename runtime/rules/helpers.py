@@ -49,6 +49,7 @@ from ..array_helpers import (
 from ..containers import (
     as_structure,
     batch_parts_of,
+    batch_repeated,
     batch_saved_slot,
     batch_split_like,
     batch_unstack,
@@ -190,7 +191,7 @@ def part_(tangents, ans, adjoint, key):
 
 @registry.batched(repeated)
 def repeated_(tangents, ans, g, items):
-    return repeated(tangents[0], items)
+    return batch_repeated(tangents[0], items)
 
 
 @registry.batched(parts_of)
