@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, is_container
+from .containers import ContainerAdjoint, concatenation_error, container_adjoint, is_container
 
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
@@ -89,6 +89,8 @@ def unbroadcast(g, x, *operands):
     shape (3, 4), ``b``'s adjoint is ``3.0``, not ``1.0``. Without `operands`, `g` is taken to
     have the full result shape. Operands are read only for their shapes.
     """
+    if isinstance(g, ContainerAdjoint):  # the adjoint of xs + ys or xs * 3 on lists
+        raise concatenation_error()
     if g.__class__ is list:  # a list operand's values times 1.0 (folded away): an array
         g = np.asarray(g)
     gshape = getattr(g, "shape", ())
@@ -264,7 +266,7 @@ def matmul_right(g, x, y):
 def fresh_adjoint(g, x):
     """A new writable array shaped like `x` holding `g` (broadcast): a buffer to scatter into."""
     if is_container(x):
-        return ContainerAdjoint(g) if isinstance(g, dict) else ContainerAdjoint()
+        return container_adjoint(g, x)
     out = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     out += g
     return out

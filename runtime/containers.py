@@ -13,7 +13,24 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ContainerAdjoint", "as_structure", "is_container", "part", "parts_of", "repeated"]
+__all__ = [
+    "ContainerAdjoint",
+    "as_structure",
+    "batch_container_adjoint",
+    "batch_parts_of",
+    "batch_repeated",
+    "batch_saved_slot",
+    "batch_split_like",
+    "batch_unstack",
+    "concatenation_error",
+    "container_adjoint",
+    "is_container",
+    "part",
+    "parts_of",
+    "repeated",
+    "slot_key",
+    "snapshot",
+]
 
 
 class ContainerAdjoint(dict):
@@ -23,6 +40,9 @@ class ContainerAdjoint(dict):
     directions, `batch`, and a missing key is then a zero for each direction.
     """
 
+    # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
+    __array_ufunc__ = None
+
     def __init__(self, *items, batch=None):
         super().__init__(*items)
         self.batch = batch
@@ -30,19 +50,107 @@ class ContainerAdjoint(dict):
     def __missing__(self, key):
         return 0.0 if self.batch is None else np.zeros(self.batch)
 
+    def __getitem__(self, key):
+        if isinstance(key, slice):  # the adjoints of a slice of a list, numbered from 0
+            return ContainerAdjoint(
+                {j: self[k] for j, k in enumerate(_positions(key))}, batch=self.batch
+            )
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        if isinstance(key, slice):
+            for j, k in enumerate(_positions(key)):
+                super().__setitem__(k, part(value, j))
+            return
+        super().__setitem__(key, value)
+
     def copy(self):
         return ContainerAdjoint(self, batch=self.batch)
 
     def __add__(self, other):
         out = self.copy()
         if isinstance(other, dict):
-            for key, value in other.items():
-                out[key] = out[key] + value
-        elif other != 0:
-            raise TypeError("cannot add a number to a container adjoint")
+            items = other.items()
+        elif isinstance(other, (list, tuple)):  # one adjoint per position (a rule's result)
+            items = enumerate(other)
+        elif not np.any(other):  # a zero, or zeros for every direction: nothing to add
+            return out
+        else:
+            raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")
+        for key, value in items:
+            out[key] = out[key] + value
         return out
 
     __radd__ = __add__
+
+    def __mul__(self, other):
+        raise concatenation_error()
+
+    __rmul__ = __mul__
+
+
+def concatenation_error() -> TypeError:
+    """What differentiating ``xs + ys`` or ``xs * 3`` on lists or tuples raises: their
+    derivative is not elementwise, and the generated code cannot tell them from numbers."""
+    return TypeError(
+        "cannot differentiate joining or repeating lists or tuples with + or *: build the "
+        "list with append or a comprehension, or join arrays with np.concatenate"
+    )
+
+
+def _positions(key: slice) -> range:
+    """The positions a slice of a list picks, from a slice `slot_key` made explicit."""
+    if key.start is None or key.stop is None or key.step is None:
+        raise TypeError("a container adjoint is sliced only by a slice made by slot_key")
+    return range(key.start, key.stop, key.step)
+
+
+def slot_key(value, index):
+    """`index` as the key of the adjoint of ``value[index]``: for a list or tuple a negative
+    position counts from its end now (``xs[-1]`` after an append is the new last element)
+    and a slice gets explicit bounds; for a dict or an array `index` as it is."""
+    if isinstance(value, (list, tuple)):
+        if isinstance(index, slice):
+            return slice(*index.indices(len(value)))
+        if isinstance(index, (int, np.integer)) and not isinstance(index, bool) and index < 0:
+            return len(value) + int(index)
+    return index
+
+
+def container_adjoint(g, value):
+    """A new container adjoint of the container `value` holding `g`: a dict by key, a list
+    or tuple by position, a number in every element (a lazily broadcast adjoint)."""
+    if isinstance(g, dict):
+        return ContainerAdjoint(g, batch=getattr(g, "batch", None))
+    if isinstance(g, (list, tuple)):
+        return ContainerAdjoint(enumerate(g))
+    if np.ndim(g) == 0 and g == 0:
+        return ContainerAdjoint()
+    keys = value.keys() if isinstance(value, dict) else range(len(value))
+    return ContainerAdjoint({key: g for key in keys})
+
+
+def batch_container_adjoint(t, value):
+    """`container_adjoint` for a batched tangent `t` (directions first) of the adjoint."""
+    if isinstance(t, dict):
+        return ContainerAdjoint(t, batch=getattr(t, "batch", None))
+    if isinstance(t, (list, tuple)):
+        return ContainerAdjoint(enumerate(t))
+    t = np.asarray(t)
+    keys = value.keys() if isinstance(value, dict) else range(len(value))
+    return ContainerAdjoint({key: t for key in keys}, batch=t.shape[0])
+
+
+def batch_saved_slot(t, index):
+    """`saved_slot` for a batched tangent `t`: a copy of its slots behind the directions
+    axis (a container's element directly; None for a key a dict does not have yet)."""
+    if isinstance(t, dict) and not isinstance(t, ContainerAdjoint) and index not in t:
+        return None
+    if is_container(t):
+        old = t[index]
+    else:
+        old = t[(slice(None), *(index if isinstance(index, tuple) else (index,)))]
+    return old.copy() if isinstance(old, np.ndarray) else old
 
 
 def is_container(value) -> bool:
@@ -65,13 +173,60 @@ def part(adjoint, key):
 def parts_of(g, value):
     """The adjoint of ``np.array(value)``: one part of `g` per element of a list or tuple."""
     if isinstance(value, (list, tuple)):
-        return [parts_of(row, item) for row, item in zip(np.asarray(g), value, strict=True)]
+        rows = zip(np.asarray(g), value, strict=True)
+        return ContainerAdjoint(enumerate(parts_of(row, item) for row, item in rows))
     return g
 
 
+def batch_parts_of(t, value):
+    """`parts_of` for a batched tangent `t` (directions first): one part per element of
+    `value`, each keeping the directions axis in front."""
+    if isinstance(value, (list, tuple)):
+        t = np.asarray(t)
+        parts = (batch_parts_of(t[:, k], item) for k, item in enumerate(value))
+        return ContainerAdjoint(enumerate(parts), batch=t.shape[0])
+    return t
+
+
+def batch_unstack(t, axis=0):
+    """``unstack`` (the adjoint of ``np.stack``) for a batched tangent `t` (directions
+    first): the slices along `axis` of each direction, one container element per slice."""
+    t = np.asarray(t)
+    moved = np.moveaxis(t, axis % (t.ndim - 1) + 1, 0)
+    return ContainerAdjoint(enumerate(moved), batch=t.shape[0])
+
+
+def batch_split_like(t, arrays, axis=0):
+    """``split_like`` (the adjoint of ``np.concatenate``) for a batched tangent `t`."""
+    t = np.asarray(t)
+    if axis is None:
+        sizes = [np.size(x) for x in arrays]
+        flat = np.reshape(t, (t.shape[0], -1))
+        pieces = np.split(flat, np.cumsum(sizes)[:-1], axis=1)
+        shapes = [(t.shape[0], *np.shape(x)) for x in arrays]
+        pieces = [np.reshape(p, shape) for p, shape in zip(pieces, shapes, strict=True)]
+    else:
+        sizes = [np.shape(x)[axis] for x in arrays]
+        pieces = np.split(t, np.cumsum(sizes)[:-1], axis=axis % (t.ndim - 1) + 1)
+    return ContainerAdjoint(enumerate(pieces), batch=t.shape[0])
+
+
 def repeated(g, items):
-    """The adjoint of every term of ``sum(items)``: `g` itself, once per item."""
-    return [g] * len(items)
+    """The adjoint of every term of ``sum(items)``: `g` itself, once per item (for an array,
+    once per row: `g` broadcast to its shape)."""
+    if isinstance(items, np.ndarray):
+        return np.zeros(items.shape, np.result_type(items, g, 1.0)) + g
+    return ContainerAdjoint(enumerate([g] * len(items)))
+
+
+def batch_repeated(t, items):
+    """`repeated` for a batched tangent `t` (directions first) of `g`."""
+    if isinstance(items, np.ndarray):
+        t = np.asarray(t)
+        missing = items.ndim - (t.ndim - 1)
+        t = np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
+        return np.zeros((t.shape[0], *items.shape), np.result_type(items, t, 1.0)) + t
+    return ContainerAdjoint(enumerate([t] * len(items)), batch=np.shape(t)[0])
 
 
 def as_structure(adjoint, value):
@@ -89,3 +244,15 @@ def as_structure(adjoint, value):
     if isinstance(value, (float, int)) and not shape:
         return float(np.sum(adjoint))
     return np.zeros(shape, dtype) + adjoint
+
+
+def snapshot(value):
+    """`value` as it is now, unaffected by later in-place changes to it (an array or a
+    container that the adjoint sweep restores slot by slot, or pops and appends to)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, list):
+        return [snapshot(item) for item in value]
+    if isinstance(value, dict):
+        return {key: snapshot(item) for key, item in value.items()}
+    return value

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, is_container
+from .containers import ContainerAdjoint, batch_container_adjoint, is_container
 
 __all__ = [
     "accumulate_tangent",
@@ -76,6 +76,8 @@ def zero_tangent(x, batch=None):
 
 def broadcast_tangent(t, ans, batched=False):
     """`t` broadcast to exactly `ans`'s shape (behind the batch axis when `batched`)."""
+    if is_container(t):  # a container's tangent (of a container adjoint) is keyed by element
+        return t
     shape = np.shape(ans)
     if batched:
         shape = (np.shape(t)[0], *shape)
@@ -361,18 +363,22 @@ def batch_unreduce(t, ans, x, axis=None, keepdims=False):
 
 def batch_fresh_adjoint(t, x):
     """``fresh_adjoint`` applied to each direction of a batched tangent `t`."""
+    if is_container(x):
+        return batch_container_adjoint(t, x)
     shape = _shape_of(x)
     t = _lift_to(t, len(shape))
     return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=np.result_type(t, 1.0))
 
 
-def accumulate_tangent(tdx, index, tg, dx):
+def accumulate_tangent(tdx, index, tg, dx, g=None):
     """The tangent of ``accumulate_at(dx, index, g)``: `tg` added into a copy of `tdx` (its
-    own copy: the tangent may be shared), behind the batch axis if there is one."""
+    own copy: the tangent may be shared), behind the batch axis if there is one (where a
+    batched `tg` of a lazily broadcast `g` first gets the slots' missing axes)."""
     from .adjoint_helpers import accumulate_at
 
     if tdx is None:
-        batched = tg is not None and np.ndim(tg) > np.ndim(dx[index])
+        added = dx[index] if g is None else g  # tg has g's rank, plus the batch axis if any
+        batched = tg is not None and np.ndim(tg) > np.ndim(added)
         batch = np.shape(tg)[0] if batched else None
         tdx = zero_tangent(dx, batch)
     else:
@@ -384,7 +390,10 @@ def accumulate_tangent(tdx, index, tg, dx):
         if _is_advanced(items):  # the batch axis last, as in `batch_index` (views: in place)
             accumulate_at(np.moveaxis(tdx, 0, -1), items, np.moveaxis(np.asarray(tg), 0, -1))
             return tdx
-        return accumulate_at(tdx, (slice(None), *items), tg)
+        where = (slice(None), *items)
+        if g is not None and not is_container(tg):  # np.add.at needs the full shape
+            tg = np.broadcast_to(lift_tangent(tg, g, np.asarray(dx)[index]), tdx[where].shape)
+        return accumulate_at(tdx, where, tg)
     return accumulate_at(tdx, index, tg)
 
 

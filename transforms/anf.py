@@ -348,6 +348,10 @@ class _Normalizer(LoopNormalizing):
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
+            self.reject_mutation(node.value)
+            if _is_method_call(node.value, "pop"):  # xs.pop(): its value goes unread
+                self.atom(node.value)
+                return
             if is_append(node) and node.value.func.value.value in self.current:
                 items = cst.Name(self.current[node.value.func.value.value])
                 value = self.atom(node.value.args[0].value)
@@ -355,6 +359,9 @@ class _Normalizer(LoopNormalizing):
                     func=node.value.func.with_changes(value=items), args=(cst.Arg(value),)
                 )
                 self.emit(node.with_changes(value=call), items.value)
+                return
+            if isinstance(node.value, cst.Call) and self._calls_user_function(node.value):
+                self.atom(node.value)  # its result goes unread, but it is transformed too
                 return
             self.emit(node.with_changes(value=self.rename(node.value)))
         elif isinstance(node, cst.Assert):
@@ -368,6 +375,30 @@ class _Normalizer(LoopNormalizing):
             return
         else:
             raise self.parsed.error(node, f"{type(node).__name__} is not supported")
+
+    def reject_mutation(self, call: cst.BaseExpression) -> None:
+        """A method changing a list or dict in place that the derivative cannot follow (all
+        but ``append`` and ``pop``), or an append or pop to an argument (a caller's list):
+        a TransformError at the user's line, not a derivative that misses the change."""
+        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+            return
+        base, method = call.func.value, call.func.attr.value
+        if not isinstance(base, cst.Name) or base.value not in self.current:
+            return
+        name = base.value
+        argument = name in self.resolution.params and self.current[name] == name
+        if method in ("append", "pop") and argument:
+            raise self.parsed.error(
+                call,
+                f"{name}.{method}() changes the argument {name!r} in place, which is not "
+                f"supported: {method} on a copy ({name} = {name}.copy())",
+            )
+        if method in _MUTATING_METHODS:
+            raise self.parsed.error(
+                call,
+                f"{name}.{method}() changes {name!r} in place, which is not supported when "
+                f"differentiating: build a new list or dict, or use append and item assignment",
+            )
 
     def assign(self, targets, value, origin_node=None) -> None:
         if len(targets) > 1:
@@ -409,12 +440,15 @@ class _Normalizer(LoopNormalizing):
     def _returns_a_container(self, call: cst.Call) -> bool:
         """A call whose result is an ordinary tuple or list to read elements from: a user
         function's or a list's ``pop`` (not a primitive with a rule for unpacked results)."""
-        from .operations import _is_user_function, evaluate_spelling
-
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pop":
             return True
-        found, callee = evaluate_spelling(func, self.resolution.namespace())
+        return self._calls_user_function(call)
+
+    def _calls_user_function(self, call: cst.Call) -> bool:
+        from .operations import _is_user_function, evaluate_spelling
+
+        found, callee = evaluate_spelling(call.func, self.resolution.namespace())
         return found and _is_user_function(callee)
 
     def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
@@ -424,8 +458,11 @@ class _Normalizer(LoopNormalizing):
             # normal form (assign() would look their names up again)
             atoms = [self.atom(element.value) for element in value.elements]
             for name, atom in zip(names, atoms, strict=True):
+                if isinstance(name, cst.Subscript):  # h[i], c[i] = a, b
+                    self.set_item(name, atom, normal=True)
+                    continue
                 if not isinstance(name, cst.Name):
-                    raise self.parsed.error(name, "unpack into plain names")
+                    raise self.parsed.error(name, "unpack into plain names or item targets")
                 new = self.define(name.value)
                 self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
                 self.origins[new] = self.origin(value)
@@ -561,8 +598,8 @@ class _Normalizer(LoopNormalizing):
         if isinstance(expr, cst.BooleanOperation):
             left = self.atom(expr.left)
             if isinstance(expr.operator, cst.And):  # a and b: b if a is true, else a
-                return self.choose(left, expr.right, left, expr)
-            return self.choose(left, left, expr.right, expr)
+                return self.choose(left, expr.right, left, expr, normal=left)
+            return self.choose(left, left, expr.right, expr, normal=left)
         raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
 
     def comprehension(self, expr) -> cst.Name:
@@ -639,13 +676,15 @@ class _Normalizer(LoopNormalizing):
         self.loops, self.loop_depth = outer_loops, outer_loop_depth
         return result
 
-    def choose(self, test, when_true, when_false, node) -> cst.Name:
-        """A value chosen by `test`, as an ``if`` assigning one temporary in both branches."""
+    def choose(self, test, when_true, when_false, node, normal=None) -> cst.Name:
+        """A value chosen by `test`, as an ``if`` assigning one temporary in both branches;
+        `normal` is the one of them already in normal form (the left operand of and/or);
+        the other is the user's expression (its names are renamed to their versions)."""
         temp = self.namer.temp()
 
         def part(value):
             def emit_part() -> bool:
-                if isinstance(value, cst.Name) and value.value in self.line_of:
+                if value is normal and isinstance(value, cst.Name):
                     self.emit(copy_line(temp, value.value).body[0], temp)  # already normal
                 else:
                     self.assign([cst.Name(temp)], value, origin_node=node)
@@ -660,6 +699,8 @@ class _Normalizer(LoopNormalizing):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
+        if _is_method_call(expr, "pop"):
+            self.reject_mutation(expr)
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )
@@ -762,6 +803,21 @@ _AUGMENTED = {
     cst.LeftShiftAssign: cst.LeftShift,
     cst.RightShiftAssign: cst.RightShift,
 }
+
+
+# list and dict methods that change their receiver (append and pop have derivatives)
+_MUTATING_METHODS = frozenset(
+    {"extend", "insert", "remove", "clear", "update", "setdefault", "popitem", "reverse"}
+)
+
+
+def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == method
+        and isinstance(expr.func.value, cst.Name)
+    )
 
 
 def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> NormalForm:

@@ -154,6 +154,8 @@ def forward_block(lines: list, tangents: Tangents, activity: Activity) -> list:
         if op.user and any(t in tangents.active for t in op.targets):
             out.append(_user_call(op, line, tangents))
             continue
+        if op.user and any(name in tangents.active for name in op.input_names()):
+            tangents.splits(op.primitive, tangents.batched)  # an error if it mutates them
         out.append(line)
         out.extend(_line(s) for s in _tangent_statements(op, statement, tangents))
     return out
@@ -193,6 +195,12 @@ def _forward_if(line: cst.If, tangents: Tangents, activity: Activity) -> cst.If:
 
 def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
     """The statements computing the tangents of what `op` assigns (none if inactive)."""
+    if op.primitive is POP and tangents.of(op.args[0]) is not None:
+        # the list's tangent loses its last element too, whether the value is used or not
+        pop = cst.Call(name_expr(f"{tangents.name(op.args[0].value)}.pop"), ())
+        if op.targets[0] not in tangents.active:
+            return [cst.Expr(pop)]
+        return [assign(tangents.name(op.targets[0]), pop)]
     if not any(t in tangents.active for t in op.targets):
         return []
     if op.primitive is COPY:
@@ -203,10 +211,8 @@ def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
         items, value = op.args
         append = name_expr(f"{tangents.name(items.value)}.append")
         return [cst.Expr(cst.Call(append, (cst.Arg(tangents.of_or_zero(value)),)))]
-    if op.primitive is POP:
-        items = op.args[0]
-        pop = cst.Call(name_expr(f"{tangents.name(items.value)}.pop"), ())
-        return [assign(tangents.name(op.targets[0]), pop)]
+    if op.primitive is POP:  # from a list without a tangent
+        return [assign(tangents.name(op.targets[0]), tangents.zero(cst.Name(op.targets[0])))]
     if op.primitive is SETITEM:
         return _item_write(op, tangents)
     if op.index is not None:
@@ -251,6 +257,10 @@ def _item_write(op: Operation, tangents: Tangents) -> list:
         statements.append(assign(name, call("writable_tangent", cst.Name(name))))
     new = tangents.of(value)
     written = new if new is not None else cst.Float("0.0")
+    if new is None and tangents.batched:
+        # zeros for every direction, shaped like the slots as written (a number standing for
+        # zero is no batched tangent where the slot is a list's or a dict's element)
+        written = tangents.zero(cst.Subscript(array, op.index))
     if tangents.batched:
         statements.append(
             assign(name, call("set_batch_item", cst.Name(name), index_value(op.index), written))

@@ -143,10 +143,15 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         if nesting_depth(value, MAX_NESTING) > MAX_NESTING:
             continue  # a thousand-term sum stays in pieces (see walk.nesting_depth)
         value_reads = set(usages[i].reads)
+        # a value that changes a list (``items.pop()``) moves only past lines not using it
+        value_mutates = set(usages[i].mutates) - {target}
         for j in range(i + 1, len(lines)):
             if is_dropped(lines[j]):
                 continue
             if is_item_write(lines[j]):
+                break
+            used_j = usages[j]
+            if value_mutates & {*used_j.reads, *used_j.writes, *used_j.mutates}:
                 break
             if target in usages[j].reads:
                 if isinstance(lines[j], COMPOUND):
@@ -306,7 +311,8 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
             needed = True  # a write into an array (a view of it may be read later)
             live.update(used.reads)
         elif isinstance(statement, cst.Assign):
-            needed = any(name in live for name in used.writes)
+            # ``v = items.pop()`` is needed while `items` is read later, `v` or not
+            needed = any(name in live for name in (*used.writes, *used.mutates))
             if needed:
                 live.difference_update(used.writes)
                 live.update(used.reads)

@@ -31,9 +31,10 @@ from .adjoints import (
     is_basic_index,
 )
 from .anf import NormalForm, name_expr
+from .blocks import AssignedNames
 from .errors import TransformError
 from .naming import Namer
-from .operations import COPY, PACK, POP, SETITEM, Operation, is_append, names_in
+from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
 from .shapes import ShapeTokens
 from .signs import positive_names
@@ -76,8 +77,14 @@ def reverse(
     splits of the user functions it calls."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
     sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
-    returned = _gradients(spec, sweeps.adjoints, nf.output)
-    body = [*sweeps.primal, *sweeps.adjoint, cst.SimpleStatementLine((cst.Return(returned),))]
+    output, keep = _kept_value(nf, activity, sweeps, namer) if spec.with_value else (nf.output, [])
+    returned = _gradients(spec, sweeps.adjoints, output)
+    body = [
+        *sweeps.primal,
+        *keep,
+        *sweeps.adjoint,
+        cst.SimpleStatementLine((cst.Return(returned),)),
+    ]
     params = without_defaults(nf.funcdef.params)
     if spec.seed is not None:
         params = params.with_changes(params=(*params.params, cst.Param(cst.Name(spec.seed))))
@@ -88,6 +95,29 @@ def reverse(
         returns=None,
     )
     return funcdef, sweeps.callees
+
+
+def _kept_value(nf: NormalForm, activity: Activity, sweeps: Sweeps, namer: Namer):
+    """The output's value as the primal sweep left it, and the statement keeping it: the
+    adjoint sweep pops loop values back into their names and undoes slot writes, appends and
+    pops, so a name the adjoint sweep assigns or a container it changes is kept first (a
+    container as a copy)."""
+    output = nf.output
+    if not isinstance(output, cst.Name):
+        return output, []
+    mutated = {
+        op.args[0].value
+        for _, op in activity.operations
+        if op.primitive in (SETITEM, POP, APPEND) and isinstance(op.args[0], cst.Name)
+    }
+    assigned = AssignedNames()
+    for line in sweeps.adjoint:
+        line.visit(assigned)
+    if output.value not in mutated and output.value not in assigned.names:
+        return output, []
+    value = cst.Name(namer.fresh("value"))
+    kept = call("snapshot", output) if output.value in mutated else output
+    return value, [cst.SimpleStatementLine((cst.Assign((cst.AssignTarget(value),), kept),))]
 
 
 def reverse_sweeps(
@@ -176,15 +206,26 @@ def reverse_block(lines: list, adjoints: Adjoints, context: Context) -> None:
 
 
 def _differentiate_append(op: Operation, adjoints: Adjoints) -> None:
-    """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, then the
-    adjoint pops it, so earlier appends find their own position at the end of the list."""
+    """``items.append(v)``: ``v`` gets the part of ``ditems`` for the last position, which is
+    then cleared, and the adjoint pops the list, so earlier appends find their own position
+    at the end of the list (and no adjoint of a later element there)."""
     items, value = op.args
-    if not adjoints.has(items.value):
+    if items.value not in adjoints.active:
         return
+    # the pop runs even while the list has no adjoint yet: the adjoints of earlier reads
+    # find their positions counted from the end of the list as it was then
     last = cst.BinaryOperation(call("len", items), cst.Subtract(), cst.Integer("1"))
-    if isinstance(value, cst.Name) and value.value in adjoints.active:
-        part = call("part", cst.Name(adjoints.names[items.value]), last)
-        adjoints.contribute(value.value, part, full=False)
+    if adjoints.has(items.value):
+        name = adjoints.names[items.value]
+        if name not in adjoints.owned:
+            adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), items)))
+            adjoints.full.add(name)
+            adjoints.owned.add(name)
+        if isinstance(value, cst.Name) and value.value in adjoints.active:
+            adjoints.contribute(value.value, call("part", cst.Name(name), last), full=False)
+        # the position is gone: an element appended there earlier starts from zero
+        slot = cst.Subscript(cst.Name(name), (cst.SubscriptElement(cst.Index(last)),))
+        adjoints.emit(cst.Assign((cst.AssignTarget(slot),), cst.Float("0.0")))
     adjoints.emit(cst.Expr(cst.Call(name_expr(f"{items.value}.pop"), ())))
 
 
@@ -216,9 +257,17 @@ def _differentiate_pack(op: Operation, adjoints: Adjoints) -> None:
         return
     dt = cst.Name(adjoints.names[target])
     for position, element in enumerate(op.args):
-        if isinstance(element, cst.Name) and element.value in adjoints.active:
-            key = op.kwargs[str(position)]
-            adjoints.contribute(element.value, call("part", dt, key), full=False)
+        _contribute_parts(element, call("part", dt, op.kwargs[str(position)]), adjoints)
+
+
+def _contribute_parts(element, adjoint: cst.BaseExpression, adjoints: Adjoints) -> None:
+    """`adjoint` to the name `element`, or to each name in a nested tuple or list literal
+    (``[(a, 1.0), (2.0, b)]``) its part."""
+    if isinstance(element, cst.Name) and element.value in adjoints.active:
+        adjoints.contribute(element.value, adjoint, full=False)
+    elif isinstance(element, (cst.Tuple, cst.List)):
+        for k, inner in enumerate(element.elements):
+            _contribute_parts(inner.value, call("part", adjoint, cst.Integer(str(k))), adjoints)
 
 
 def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
@@ -227,6 +276,8 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     with that and ``dz``, and gets one adjoint per parameter of ``g``."""
     target = op.targets[0]
     if not adjoints.has(target):
+        if any(name in adjoints.active for name in op.input_names()):
+            context.splits(op.primitive)  # transformed all the same: an error if it mutates
         return
     split = context.splits(op.primitive)
     if split not in context.callees:
@@ -248,10 +299,10 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     bound = list(zip(split.params, op.args, strict=False))
     bound += [(key, value) for key, value in op.kwargs.items()]
     for param, arg in bound:
-        if isinstance(arg, cst.Name) and arg.value in adjoints.active and param in split.params:
+        if param in split.params and any(n in adjoints.active for n in names_in(arg)):
             index = cst.Integer(str(split.params.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
-            adjoints.contribute(arg.value, part, full=False)
+            _contribute_parts(arg, part, adjoints)
 
 
 def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
@@ -270,10 +321,11 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), array)))
             adjoints.full.add(name)
             adjoints.owned.add(name)
-        slots = cst.Subscript(cst.Name(name), op.index)
+        index = slot_index(op.index, array, context.shapes)
+        slots = cst.Subscript(cst.Name(name), index)
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
-            contribution = call("saved_slot", cst.Name(name), index_value(op.index))
+            contribution = call("saved_slot", cst.Name(name), index_value(index))
             if not context.shapes.is_scalar(value):
                 contribution = call("unbroadcast", contribution, value)
             adjoints.contribute(value.value, contribution, full=True)
@@ -463,12 +515,39 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         adjoints.emit(assign(name, call("fresh_adjoint", cst.Name(name), source)))
         adjoints.full.add(name)
         adjoints.owned.add(name)
-    if is_basic_index(op.index, shapes):
-        sliced = cst.Subscript(cst.Name(name), op.index)
+    index = slot_index(op.index, source, shapes)
+    if is_basic_index(op.index, shapes) or _is_key(op.index):
+        # ``dx[index] += g`` (a key of a dict too): a further transformation reads it as an
+        # addition, whose tangent lines a lazily broadcast ``g`` up with the slot
+        sliced = cst.Subscript(cst.Name(name), index)
         adjoints.emit(cst.AugAssign(sliced, cst.AddAssign(), g))
     else:
-        accumulated = call("accumulate_at", cst.Name(name), index_value(op.index), g)
+        accumulated = call("accumulate_at", cst.Name(name), index_value(index), g)
         adjoints.emit(assign(name, accumulated))
+
+
+def _is_key(index: tuple) -> bool:
+    """A string key: ``d["h"]``."""
+    inner = index[0].slice
+    return (
+        len(index) == 1
+        and isinstance(inner, cst.Index)
+        and isinstance(inner.value, cst.SimpleString)
+    )
+
+
+def slot_index(index: tuple, value: cst.BaseExpression, shapes: ShapeTokens) -> tuple:
+    """The subscript of ``value[index]``'s slot in the adjoint of `value`. The adjoint of a
+    list or tuple is keyed by position, so where `value` may be one (its rank is not known)
+    a negative position or a slice becomes ``slot_key(value, index)``, made absolute against
+    the list as it is at that point; a non-negative integer or a string key is itself."""
+    if len(index) != 1 or shapes.ndim(value) is not None:
+        return index
+    inner = index[0].slice
+    if isinstance(inner, cst.Index) and isinstance(inner.value, (cst.Integer, cst.SimpleString)):
+        return index
+    key = call("slot_key", value, index_value(index))
+    return (cst.SubscriptElement(cst.Index(key)),)
 
 
 def bind_arguments(

@@ -14,7 +14,7 @@ from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 from .adjoints import Adjoints, Context, assign, block, call, comment_line, is_basic_index
 from .anf import name_expr
 from .blocks import iter_small_statements
-from .operations import POP, SETITEM, names_in
+from .operations import POP, SETITEM, is_append, names_in
 from .walk import _NameReader, dotted_name, read_names
 
 
@@ -42,7 +42,9 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
         for s in iter_small_statements(body)
         if isinstance(s, cst.Assign)
     ]
-    local = {t for op in body_ops for t in op.targets} - headers
+    # names the body binds afresh; a slot write (``h[i] = v``) changes a container that
+    # outlives the iteration, and so must its adjoint
+    local = {t for op in body_ops if op.primitive is not SETITEM for t in op.targets} - headers
     reads: list[str] = []
     line.visit(_NameReader(reads))
     indexed = {
@@ -51,6 +53,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
         if op.index is not None and op.args and isinstance(op.args[0], cst.Name)
     }
     written = {op.args[0].value for op in body_ops if op.primitive in (SETITEM, POP)}
+    appended = {s.value.func.value.value for s in iter_small_statements(body) if is_append(s)}
     for name in sorted(written & set(adjoints.names)):  # a buffer the loop updates in place
         adjoint = adjoints.names[name]
         if adjoint not in adjoints.owned:
@@ -80,7 +83,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
     for adjoint_line in inner.lines:
         adjoint_line.visit(_NameReader(needed_reads))
     saved = [n for n in dict.fromkeys(needed_reads) if n in assigned and n != target]
-    recomputed = _recomputable(body, target, headers | local, context)
+    recomputed = _recomputable(body, target, headers | local | written | appended, context)
     prologue = _recompute(saved, recomputed)
     saved = [n for n in saved if n not in recomputed] + [
         n for n in _inputs_of(prologue) if n in assigned and n not in recomputed and n != target

@@ -50,7 +50,18 @@ from ..array_helpers import (
     unstack,
 )
 from ..boundaries import fresh_containers, unaliased
-from ..containers import as_structure, part, parts_of, repeated
+from ..containers import (
+    as_structure,
+    batch_parts_of,
+    batch_repeated,
+    batch_saved_slot,
+    batch_split_like,
+    batch_unstack,
+    part,
+    parts_of,
+    repeated,
+    slot_key,
+)
 from ..helper_tangents import (
     add_to_diagonal_jvp,
     batch_matmul_left_jvp,
@@ -100,6 +111,7 @@ from ..tangent_helpers import (
 registry.register_nondiff(
     [
         zero_adjoint,
+        slot_key,
         backwards,
         reduced_count,
         extremum_weights,
@@ -207,17 +219,37 @@ def index_adjoint_(g, ans, g_at, x, index):
 
 @registry.jvp(accumulate_at)
 def accumulate_at_(tangents, ans, dx, index, g):
-    return accumulate_tangent(tangents[0], index, tangents[2], dx)
+    return accumulate_tangent(tangents[0], index, tangents[2], dx, g)
 
 
 @registry.jvp(accumulate_tangent)
-def accumulate_tangent_(tangents, ans, tdx, index, tg, dx):
+def accumulate_tangent_(tangents, ans, tdx, index, tg, dx, g=None):
     return accumulate_tangent(tangents[0], index, tangents[2], dx)
 
 
 @registry.batched(part)
 def part_(tangents, ans, adjoint, key):
     return batch_part(tangents[0], adjoint, key)
+
+
+@registry.batched(repeated)
+def repeated_(tangents, ans, g, items):
+    return batch_repeated(tangents[0], items)
+
+
+@registry.batched(parts_of)
+def parts_of_(tangents, ans, g, value):
+    return batch_parts_of(tangents[0], value)
+
+
+@registry.batched(unstack)
+def unstack_(tangents, ans, g, axis=0):
+    return batch_unstack(tangents[0], axis)
+
+
+@registry.batched(split_like)
+def split_like_(tangents, ans, g, arrays, axis=0):
+    return batch_split_like(tangents[0], arrays, axis)
 
 
 @registry.jvp(einsum_adjoint)
@@ -289,7 +321,7 @@ def fresh_adjoint_(tangents, ans, g, x):
 
 @registry.batched(saved_slot)
 def saved_slot_(tangents, ans, x, index):
-    return np.copy(batch_index(tangents[0], index))
+    return batch_saved_slot(tangents[0], index)
 
 
 @registry.jvp(matmul_tangent)
