@@ -98,14 +98,14 @@ def test_every_mode(name, x):
     check_every_mode(getattr(lcp, name), x)
 
 
-REJECTED = [
-    ("extended", "xs.extend(", "xs.extend() changes 'xs' in place"),
-    ("inserted", "xs.insert(", "xs.insert() changes 'xs' in place"),
-    ("updated", "d.update(", "d.update() changes 'd' in place"),
-    ("reversed_in_place", "xs.reverse(", "xs.reverse() changes 'xs' in place"),
-    ("calls_a_function_appending", "xs.append(v", "xs.append() changes the argument 'xs'"),
+REJECTED = [  # (the mutation analysis, transforms/mutation.py, refuses them at the change)
+    ("extended", "xs.extend(", "xs.extend(...) changes xs in place"),
+    ("inserted", "xs.insert(", "xs.insert(...) changes xs in place"),
+    ("updated", "d.update(", "d.update(...) changes d in place"),
+    ("reversed_in_place", "xs.reverse(", "xs.reverse(...) changes xs in place"),
+    ("calls_a_function_appending", "xs.append(v", ".append() on 'xs', which may share memory"),
     ("calls_a_function_writing", 'd["a"] = v', "item assignment to 'd', which may share"),
-    ("written_through_an_element", "row = grid[i]", "'row' is an element or a view of 'grid'"),
+    ("written_through_an_element", "row[", "item assignment to 'row', which may share"),
 ]
 
 

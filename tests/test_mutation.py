@@ -100,7 +100,7 @@ def test_change_normal_form_cannot_follow_is_refused_at_its_line(name):
         ("global_item_write", "global 'GLOBAL_WEIGHTS'"),
         ("normalize_rows_through_view", "p[index] = ..."),
         ("fill_through_copy_name", "b = np.full_like(b, value)"),
-        ("list_extend", "items = items + [...]"),
+        ("list_extend", "one append per item"),
     ],
 )
 def test_refusal_says_what_to_write_instead(name, fragment):

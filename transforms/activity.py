@@ -11,12 +11,10 @@ code is generated.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import libcst as cst
 
 from .anf import NormalForm
-from .errors import TransformError
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Classifier, Operation, is_append
 from .walk import read_names
 
@@ -73,7 +71,6 @@ def analyze_activity(
         if len(useful) == before:
             break
     active = frozenset(varied & useful)
-    _check_writes_through_elements(operations, varied, nf)
     for _, op in operations:
         if op.differentiable and any(t in useful and t in varied for t in op.targets):
             _check_index(op, nf, varied)
@@ -105,42 +102,6 @@ def _check_index(op: Operation, nf: NormalForm, varied: set) -> None:
         f"differentiated input{where}: build the array with np.concatenate, np.stack or "
         f"np.array instead"
     )
-
-
-def _check_writes_through_elements(operations, varied: set, nf: NormalForm) -> None:
-    """An element of a list or dict, or a view of an array, read into a name (``row =
-    grid[i]``) and then written into (``row[0] = v``, ``row.append(v)``) changes the
-    container as well, behind the derivative's back: a TransformError where it was read."""
-    read_from = {
-        target: op.args[0].value
-        for _, op in operations
-        if op.index is not None and op.primitive is not SETITEM and isinstance(op.args[0], cst.Name)
-        for target in op.targets
-    }
-    for _, op in operations:
-        if op.primitive not in (SETITEM, APPEND, POP) or not isinstance(op.args[0], cst.Name):
-            continue
-        name = op.args[0].value
-        source = read_from.get(name)
-        if source is None or not (name in varied or source in varied):
-            continue
-        origin = nf.origins.get(name)
-        if origin is not None and origin.filename.startswith("<s2sgrad"):
-            continue  # generated code: its stacks hold its own lists and arrays
-        element, container = _user_name(name), _user_name(source)
-        message = (
-            f"{element!r} is an element or a view of {container!r}, and writing into it "
-            f"changes {container!r} too, which is not supported when differentiating: write "
-            f"into a copy and store it back"
-        )
-        if origin is None:
-            raise TransformError(message, "<unknown>", 1, 0)
-        raise TransformError(message, origin.filename, origin.line, origin.col, origin.text)
-
-
-def _user_name(name: str) -> str:
-    """The source's name of a normal-form version (``row`` for ``row_1``)."""
-    return re.sub(r"_\d+$", "", name) or name
 
 
 def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:

@@ -348,7 +348,6 @@ class _Normalizer(LoopNormalizing):
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
-            self.reject_mutation(node.value)
             if _is_method_call(node.value, "pop"):  # xs.pop(): its value goes unread
                 self.atom(node.value)
                 return
@@ -375,30 +374,6 @@ class _Normalizer(LoopNormalizing):
             return
         else:
             raise self.parsed.error(node, f"{type(node).__name__} is not supported")
-
-    def reject_mutation(self, call: cst.BaseExpression) -> None:
-        """A method changing a list or dict in place that the derivative cannot follow (all
-        but ``append`` and ``pop``), or an append or pop to an argument (a caller's list):
-        a TransformError at the user's line, not a derivative that misses the change."""
-        if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
-            return
-        base, method = call.func.value, call.func.attr.value
-        if not isinstance(base, cst.Name) or base.value not in self.current:
-            return
-        name = base.value
-        argument = name in self.resolution.params and self.current[name] == name
-        if method in ("append", "pop") and argument:
-            raise self.parsed.error(
-                call,
-                f"{name}.{method}() changes the argument {name!r} in place, which is not "
-                f"supported: {method} on a copy ({name} = {name}.copy())",
-            )
-        if method in _MUTATING_METHODS:
-            raise self.parsed.error(
-                call,
-                f"{name}.{method}() changes {name!r} in place, which is not supported when "
-                f"differentiating: build a new list or dict, or use append and item assignment",
-            )
 
     def assign(self, targets, value, origin_node=None) -> None:
         if len(targets) > 1:
@@ -699,8 +674,6 @@ class _Normalizer(LoopNormalizing):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
-        if _is_method_call(expr, "pop"):
-            self.reject_mutation(expr)
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )
@@ -803,12 +776,6 @@ _AUGMENTED = {
     cst.LeftShiftAssign: cst.LeftShift,
     cst.RightShiftAssign: cst.RightShift,
 }
-
-
-# list and dict methods that change their receiver (append and pop have derivatives)
-_MUTATING_METHODS = frozenset(
-    {"extend", "insert", "remove", "clear", "update", "setdefault", "popitem", "reverse"}
-)
 
 
 def _is_method_call(expr: cst.BaseExpression, method: str) -> bool:

@@ -51,7 +51,7 @@ MUTATING_METHODS = {
     "setflags": "a copy",
     "__setitem__": "{x}[index] = value",
     "__delitem__": "a new array or list without the item",
-    "extend": "{x} = {x} + [...] (or one append per item)",
+    "extend": "one append per item",
     "insert": "a new list",
     "remove": "a new list",
     "reverse": "{x} = {x}[::-1]",
