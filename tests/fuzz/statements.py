@@ -387,6 +387,9 @@ class ProgramGenerator(Generator):
 
     def loop_body(self, scope, depth, loop, index: tuple | None = None):
         inner = self.inner(scope)
+        if loop.grows:  # a later statement of the body may append: lengths vary by iteration
+            for var in inner.values():
+                var.exact = False
         for name, kind, bound in index or ():
             inner[name] = Var(kind, bound=bound)
         body = self.block(inner, depth + 1, loop, self.rng.randrange(1, 4))
@@ -469,6 +472,9 @@ class ProgramGenerator(Generator):
             loop.iterated if loop else frozenset(),
             is_while=True,
         )
+        if while_loop.grows:  # a later statement of the body may append
+            for var in inner.values():
+                var.exact = False
         body = self.block(inner, depth + 1, while_loop, self.rng.randrange(1, 3))
         body.append(Simple(Text.plain(f"{counter} += 1")))
         self.merge(scope, inner, trips=while_loop.trips)
