@@ -26,6 +26,18 @@ CASES = {
         """,
         [("w", "V")],
     ),
+    # a return inside a loop: the loop's stack keeps the returned value's shape only, and
+    # match_shape took that shape for a value (TypeError with optimize=False)
+    "return inside a loop, unoptimized": (
+        """
+        def f(w):
+            dx = np.full(3, 0.5)
+            for i4 in w:
+                return np.concatenate([(np.array(dx))[:1], (w)[1:] * 0.5])
+            return (np.cumsum(w) * 0.5) / (1.0 + (w - dx[0]) ** 2)
+        """,
+        [("w", "V")],
+    ),
 }
 
 
