@@ -61,6 +61,46 @@ CASES = {
         [("v", "V"), ("w", "V")],
         "V",
     ),
+    # a conditional expression whose branch is a bare local name copied that name as written,
+    # not its current version: the value of the first assignment (a silent wrong value and
+    # derivative), or a version assigned on another path only (UnboundLocalError; a
+    # TransformError when generated code was transformed again, reproducers 028/029)
+    "a conditional expression reads a reassigned name": (
+        """
+        def f(x, w):
+            y = x * 2.0
+            y = y * x
+            return (y if w < 5.0 else x) + (w and y)
+        """,
+        [("x", "S"), ("w", "S")],
+        "S",
+    ),
+    "a conditional expression after an early return in nested ifs": (
+        """
+        def f(x, v, w):
+            if w > 5.0:
+                if G0 < 0.5:
+                    return x * 2.0
+            s9 = abs(G0) * x
+            T10 = (GL[0], np.cumsum(v) * 0.5)
+            return (s9 if 0.25 < 0.5 else T10[0]) + np.sum(T10[1] * x)
+        """,
+        [("x", "S"), ("v", "V"), ("w", "S")],
+        "S",
+    ),
+    "a conditional expression after an early return, generated code transformed again": (
+        """
+        def f(x, v, w):
+            if w < 5.0:
+                if G0 < 0.5:
+                    return x * 2.0
+            s9 = abs(G0) * x
+            T10 = (GL[0], np.cumsum(v) * 0.5)
+            return (s9 if 0.25 < 0.25 else T10[0]) + np.sum(T10[1] * x) * np.max(v)
+        """,
+        [("x", "S"), ("v", "V"), ("w", "S")],
+        "S",
+    ),
 }
 
 

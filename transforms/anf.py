@@ -645,8 +645,12 @@ class _Normalizer(LoopNormalizing):
 
         def part(value):
             def emit_part() -> bool:
-                if isinstance(value, cst.Name) and value.value in self.line_of:
-                    self.emit(copy_line(temp, value.value).body[0], temp)  # already normal
+                if (  # already normal (not a user's name: its version depends on the path)
+                    isinstance(value, cst.Name)
+                    and value.value in self.line_of
+                    and not self.resolution.is_local(value.value)
+                ):
+                    self.emit(copy_line(temp, value.value).body[0], temp)
                 else:
                     self.assign([cst.Name(temp)], value, origin_node=node)
                 return False
