@@ -101,6 +101,48 @@ CASES = {
         [("x", "S"), ("v", "V"), ("w", "S")],
         "S",
     ),
+    # a method of a constant (``GV.copy()``: a bound method of a global array) was a
+    # primitive with no rule, asked for one once an item write made its result active
+    "a copy of a global written with an active value": (
+        """
+        def f(x):
+            y1 = (GV).copy()
+            y1[0] += x * x
+            return np.sum(y1 * y1)
+        """,
+        [("x", "S")],
+        "S",
+    ),
+    "a copy of a closure's array written in a loop": (
+        """
+        def make(k):
+            C = np.array([0.5, -1.0, 0.25])
+
+            def f(x):
+                y5 = C.copy()
+                n7 = 0
+                while n7 < 2:
+                    y5[::2] *= np.tanh(x) + k
+                    n7 += 1
+                return y5[-1] / (1.0 + x ** 2)
+
+            return f
+
+        f = make(1.1)
+        """,
+        [("x", "S")],
+        "S",
+    ),
+    "a copy of a global list written with an active value": (
+        """
+        def f(x, v):
+            L2 = GL.copy()
+            L2[1] = x * np.sum(v)
+            return L2[0] + L2[1] * x
+        """,
+        [("x", "S"), ("v", "V")],
+        "S",
+    ),
 }
 
 
