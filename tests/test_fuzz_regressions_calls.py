@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import textwrap
 
+import numpy as np
 import pytest
 from fuzz import oracle
 from fuzz.program import Snippet
+
+import s2sgrad as sg
 
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\nG1 = -0.4\nGL = [0.3, -0.2]\n"
 
@@ -143,6 +146,44 @@ CASES = {
         [("x", "S"), ("v", "V")],
         "S",
     ),
+    # batched forward sweeps (reverse-mode Jacobians, Hessians): a constant written into a
+    # list slot left an unbatched 0.0 among batched tangents (reproducer 039: a (2, 2) tangent
+    # for a (1, 2) slot), and a number's batched tangent written into a slice of an array was
+    # lined up with the slice's last axis instead of the directions (a wrong Jacobian)
+    "a list slot written, then read under a reverse-mode Jacobian": (
+        """
+        def f(v):
+            L4 = [G1 + GV[0], 3. + v[0], np.sum(v[1:] * v[:-1])]
+            L4[2] = L4[-3] * np.sum(v[1:] * GV[:-1])
+            s7 = np.sum(0.25 * GV * np.sqrt(1.0 + v * v))
+            return s7 - v[-1] + L4[2]
+        """,
+        [("v", "V")],
+        "S",
+    ),
+    "a constant written into a list slot": (
+        """
+        def f(v, x):
+            L = [v[0] * x, v * x, x * x]
+            L[1] = GV
+            L[2] = 0.5
+            return np.sum(L[1] * v) * L[0] + np.sum((L[2] * v) * x)
+        """,
+        [("v", "V"), ("x", "S")],
+        "S",
+    ),
+    # the adjoint of ``y[1:] = s`` for a number s skipped the sum over the slots: a gradient
+    # shaped like the slice
+    "a number written into a slice of an array": (
+        """
+        def f(x, v):
+            y = v * 1.0
+            y[1:] = x * 2.0 + v[0] * 3.0
+            return y * v
+        """,
+        [("x", "S"), ("v", "V")],
+        "V",
+    ),
 }
 
 
@@ -152,3 +193,16 @@ def test_reduced_fuzz_program_is_right_in_every_mode(name, tmp_path):
     program = Snippet(GLOBALS + textwrap.dedent(source), params, out_kind)
     outcome = oracle.check(program, tmp_path, oracle.modes_for(program, 7))
     assert outcome.status == "ok", "\n".join(str(f) for f in outcome.failures)
+
+
+def _number_into_a_slice(x):
+    y = np.zeros(3)
+    y[1:] = x[0] * 2.0 + x[1] * 3.0
+    return y
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_a_number_written_into_a_slice_has_its_jacobian(mode):
+    # two directions and a slice of two slots: the directions were written along the slots
+    jacobian = sg.jacobian(_number_into_a_slice, mode=mode)(np.array([0.3, 0.7]))
+    np.testing.assert_allclose(jacobian, [[0.0, 0.0], [2.0, 3.0], [2.0, 3.0]])

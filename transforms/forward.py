@@ -251,6 +251,8 @@ def _item_write(op: Operation, tangents: Tangents) -> list:
         statements.append(assign(name, call("writable_tangent", cst.Name(name))))
     new = tangents.of(value)
     written = new if new is not None else cst.Float("0.0")
+    if tangents.batched and new is None:  # a container's slot keeps a batched tangent
+        written = tangents.zero(value)
     if tangents.batched:
         statements.append(
             assign(name, call("set_batch_item", cst.Name(name), index_value(op.index), written))
