@@ -184,6 +184,20 @@ CASES = {
         [("x", "S"), ("v", "V")],
         "V",
     ),
+    # ``GV[::-1] * 1.0`` folded to the view ``GV[::-1]`` (the guard knew only plain names):
+    # the item write that followed changed the global (fuzz campaign seed 50831)
+    "a view of a global times 1.0, written into": (
+        """
+        def f(v, w):
+            y1 = ((GV)[::-1]) * 1.0
+            y1[1] += 0.75
+            y2 = np.reshape(GV, (3,)) + 0.0
+            y2[0] = w[1]
+            return 0.75 + np.sum(v * y1) + np.sum(y2 * w)
+        """,
+        [("v", "V"), ("w", "V")],
+        "S",
+    ),
 }
 
 
