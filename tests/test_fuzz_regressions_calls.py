@@ -198,6 +198,19 @@ CASES = {
         [("v", "V"), ("w", "V")],
         "S",
     ),
+    # the adjoint of np.cumsum given a lazily broadcast number (the adjoint of a value
+    # overwritten in a loop) could not reshape it (fuzz campaign seed 50302)
+    "a cumulative sum overwritten in a loop": (
+        """
+        def f(v, y, w):
+            s1 = 0.5
+            for i2 in range(3):
+                w = np.cumsum(v) * 0.5 + np.maximum(GV, y)
+            return np.max(np.maximum(w, s1))
+        """,
+        [("v", "V"), ("y", "S"), ("w", "V")],
+        "S",
+    ),
 }
 
 
@@ -220,3 +233,12 @@ def test_a_number_written_into_a_slice_has_its_jacobian(mode):
     # two directions and a slice of two slots: the directions were written along the slots
     jacobian = sg.jacobian(_number_into_a_slice, mode=mode)(np.array([0.3, 0.7]))
     np.testing.assert_allclose(jacobian, [[0.0, 0.0], [2.0, 3.0], [2.0, 3.0]])
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_the_adjoint_of_cumsum_takes_a_lazily_broadcast_number(axis):
+    from s2sgrad.runtime import reverse_cumsum
+
+    a = np.arange(6.0).reshape(2, 3)
+    full = np.ones(a.size if axis is None else a.shape)
+    np.testing.assert_allclose(reverse_cumsum(2.0, a, axis), reverse_cumsum(2.0 * full, a, axis))
