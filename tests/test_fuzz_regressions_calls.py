@@ -242,3 +242,24 @@ def test_the_adjoint_of_cumsum_takes_a_lazily_broadcast_number(axis):
     a = np.arange(6.0).reshape(2, 3)
     full = np.ones(a.size if axis is None else a.shape)
     np.testing.assert_allclose(reverse_cumsum(2.0, a, axis), reverse_cumsum(2.0 * full, a, axis))
+
+
+def _unpacks_an_array(v, y):
+    u1, _u2, u3 = np.array([np.dot(v, v), y, y])
+    return u1 * u3
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda v: sg.jvp(_unpacks_an_array, (v, 0.3), (v, 1.0)),
+        lambda v: sg.jacobian(_unpacks_an_array, mode="forward")(v, 0.3),
+        lambda v: sg.grad(_unpacks_an_array)(v, 0.3),
+    ],
+    ids=["jvp", "jacobian_forward", "grad"],
+)
+def test_unpacking_one_array_is_refused_at_its_line_in_both_modes(transform):
+    # forward mode gave the first name the whole array's tangent and the others none
+    with pytest.raises(sg.TransformError, match=r"unpacked result of numpy\.array") as error:
+        transform(np.ones(3))
+    assert error.value.lineno == _unpacks_an_array.__code__.co_firstlineno + 1
