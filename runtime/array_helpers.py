@@ -147,10 +147,15 @@ def prod_of_others(a, axis=None):
 def reverse_cumsum(g, a, axis=None):
     """The adjoint of ``np.cumsum(a, axis)``: sums of `g` from each position to the end.
 
-    With ``axis=None`` cumsum works on ``a`` flattened, so the result is reshaped back.
+    With ``axis=None`` cumsum works on ``a`` flattened, so the result is reshaped back. `g`
+    may be smaller than cumsum's result (lazily broadcast, like a seed ``1.0``): it is
+    broadcast to it first, since each position sums a different number of its entries.
     """
     if axis is None:
-        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
+        size = np.size(a)
+        g = np.ravel(g) if np.size(g) == size else np.broadcast_to(g, (size,))
+        return np.reshape(np.cumsum(g[::-1])[::-1], np.shape(a))
+    g = np.broadcast_to(g, np.shape(a))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 

@@ -8,7 +8,10 @@ A transformed function never changes its inputs and never returns them (API.md, 
   primal sweep runs as written) changes the copy, not the caller's;
 - `unaliased` copies every array of a result that shares memory with an argument or a
   captured constant (``sg.grad`` of ``np.sum(x * w)`` with respect to ``x`` is ``w`` itself,
-  and ``g *= lr`` must not rescale the caller's weights).
+  and ``g *= lr`` must not rescale the caller's weights). A Python function among the sources
+  stands for every value it (and the functions it calls) may read from its globals and
+  closure: a user function called as written (``return h()``, or ``f`` itself in `sg.vjp`)
+  may return one of its own globals, which the caller cannot name.
 
 Generated code calls them only where the compiler cannot tell that they have nothing to do.
 Both are linear in their first argument (rules in ``rules/helpers.py``), so code calling them
@@ -16,6 +19,8 @@ can be differentiated again.
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 
@@ -63,6 +68,7 @@ def _root(array: np.ndarray) -> np.ndarray:
 
 def _collect_roots(value, roots: set[int]) -> None:
     pending = [value]
+    functions: set[int] = set()
     while pending:
         item = pending.pop()
         if isinstance(item, np.ndarray):
@@ -71,6 +77,47 @@ def _collect_roots(value, roots: set[int]) -> None:
             pending.extend(item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
+        elif isinstance(item, types.FunctionType) and id(item) not in functions:
+            functions.add(id(item))
+            pending.extend(_captured(item))
+
+
+def _captured(function: types.FunctionType) -> list:
+    """The values `function` may read from its closure and globals (by the names its code
+    mentions, so a superset), a module's containers and arrays of those names included (not
+    its functions: library code returns no user's global)."""
+    names = _names(function.__code__)
+    found = []
+    for cell in function.__closure__ or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # an empty cell: the name is assigned after the def
+            pass
+    space = function.__globals__
+    for name in names:
+        value = space.get(name)
+        if isinstance(value, types.ModuleType):
+            members = vars(value)
+            found.extend(
+                members[n]
+                for n in names
+                if isinstance(members.get(n), (np.ndarray, list, tuple, dict))
+            )
+        elif value is not None:
+            found.append(value)
+    return found
+
+
+def _names(code: types.CodeType) -> set[str]:
+    """The global and attribute names `code` and the code nested in it mention."""
+    names = set(code.co_names)
+    pending = [code]
+    while pending:
+        for const in pending.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                names.update(const.co_names)
+                pending.append(const)
+    return names
 
 
 def _unshare(value, roots: set[int]):

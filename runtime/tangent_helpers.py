@@ -279,7 +279,12 @@ def set_batch_item(t, index, value):
         moved = np.moveaxis(t, 0, -1)
         moved[items] = np.moveaxis(value, 0, -1) if np.ndim(value) else value
         return t
-    t[(slice(None), *items)] = value
+    slot = (slice(None), *items)
+    if np.ndim(value):  # directions first: axes of length 1 behind them, to the slot's rank
+        value = np.asarray(value)
+        missing = t[slot].ndim - value.ndim
+        value = np.reshape(value, (value.shape[0],) + (1,) * missing + value.shape[1:])
+    t[slot] = value
     return t
 
 

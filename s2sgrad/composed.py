@@ -222,7 +222,9 @@ def vjp(f, *primals):
     if user:
         check_output(compiled, "sg.vjp", containers=True)
     positional, keywords = arguments(fn, params, fresh_containers(values))
-    out = unaliased(fn(*positional, **keywords), values)  # f itself, as the user calls it
+    # f itself, as the user calls it: its value may be an argument or what f (or a function it
+    # calls) reads from its globals and closure, which `unaliased` reads through fn
+    out = unaliased(fn(*positional, **keywords), (*values, fn))
     if user:
         check_value(out, f, "sg.vjp")
 

@@ -10,8 +10,10 @@ on a callee's halves: their inputs are the entry's own values), adds at its edge
   specialization and every parameter generated code added (tangents, the output's adjoint),
   when there are container parameters at all: the code then works on its own lists and dicts;
 - ``return unaliased(result, (x, w, ...))`` around every returned value the pass cannot show
-  to be a new object, the sources being the parameters and the mutable constants the function
-  reads: arrays of the result sharing memory with one of them are copied.
+  to be a new object, the sources being the parameters, the mutable constants the function
+  reads and the Python functions it calls as written (``return h()`` may return one of ``h``'s
+  globals, which only ``h`` names: `unaliased` reads a function source as everything it can
+  read): arrays of the result sharing memory with one of them are copied.
 
 A value is new when every assignment to it is arithmetic, a literal, a call of a NumPy ufunc or
 of a function known to allocate its result, or a view (an index, an attribute) of a new value,
@@ -21,6 +23,7 @@ lines; `runtime/boundaries.py` has the two helpers.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 
 import libcst as cst
@@ -72,13 +75,14 @@ def unalias_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object])
     """A callee's generated half: its returned values unaliased from the mutable constants it
     reads (its own globals, which the entry calling it cannot see; a parameter returned is the
     caller's value, which the entry checks)."""
-    if not any(isinstance(v, _MUTABLE) for v in constants.values()):
+    if not any(isinstance(v, _SOURCES) for v in constants.values()):
         return funcdef
     params = {p.name.value for p in (*funcdef.params.params, *funcdef.params.kwonly_params)}
     return _unalias_returns(funcdef, [], params | set(constants), constants)
 
 
-_MUTABLE = (np.ndarray, list, dict, tuple)
+# constants a result may share memory with: mutable values, and functions called as written
+_SOURCES = (np.ndarray, list, dict, tuple, types.FunctionType)
 
 
 def _unalias_returns(funcdef, params: list[str], given: set[str], constants) -> cst.FunctionDef:
@@ -90,7 +94,7 @@ def _unalias_returns(funcdef, params: list[str], given: set[str], constants) -> 
     read: list[str] = []
     for node in freshness.read:
         read_names(node, read)
-    mutable = [n for n in dict.fromkeys(read) if isinstance(constants.get(n), _MUTABLE)]
+    mutable = [n for n in dict.fromkeys(read) if isinstance(constants.get(n), _SOURCES)]
     if not params and not mutable:
         return funcdef
     sources = cst.Tuple([cst.Element(cst.Name(n)) for n in [*params, *mutable]])

@@ -387,13 +387,18 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
 _folded: dict[int, cst.SimpleStatementLine] = {}
 
 
+# values that are new objects (arithmetic allocates its result)
+_NEW = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Integer, cst.Float)
+
+
 def _makes_an_alias(before, after, mutated: frozenset[str]) -> bool:
-    """``y = x * 1.0`` folded to ``y = x`` would make `y` another name for `x`'s array: wrong
-    if `y` is written into later (the write would change `x`)."""
-    if not isinstance(after, cst.Assign) or not isinstance(after.value, cst.Name):
+    """``y = x * 1.0`` folded to ``y = x`` (or ``y = GV[::-1] * 1.0`` to a view of a global,
+    ``y = np.reshape(x, s) * 1.0`` to a view of `x`) would make `y` share another value's
+    memory: wrong if `y` is written into later (the write would change that value)."""
+    if not isinstance(after, cst.Assign) or isinstance(after.value, _NEW):
         return False
-    if isinstance(before.value, cst.Name):
-        return False
+    if isinstance(before.value, (cst.Name, cst.Subscript, cst.Attribute)):
+        return False  # it may share memory as written: folding made no alias
     return any(isinstance(t.target, cst.Name) and t.target.value in mutated for t in after.targets)
 
 

@@ -15,7 +15,7 @@ import types
 import libcst as cst
 
 from . import codegen, transform_cache
-from .calls import link, parameters, publish
+from .calls import link, literal_defaults, parameters, publish
 from .edges import unalias_constants
 from .optimize import optimize
 from .shapes import infer_shapes
@@ -94,10 +94,11 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
         )
         for p, t in zip(split.params, tangents, strict=True)
     )
+    kept = literal_defaults(original)  # (other defaults are values, set after compiling)
     funcdef = funcdef.with_changes(
         params=params.with_changes(
-            params=original.params,
-            kwonly_params=(*original.kwonly_params, *kwonly),
+            params=kept.params,
+            kwonly_params=(*kept.kwonly_params, *kwonly),
             star_arg=cst.ParamStar(),
         )
     )

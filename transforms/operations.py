@@ -22,6 +22,8 @@ from s2sgrad.runtime import Registry, Rule, qualified_name
 
 from s2sgrad import runtime
 
+from .walk import read_names
+
 # Results of these carry no derivative and need no registry entry.
 NO_DERIVATIVE = object()
 COPY = object()  # ``a = b``: the adjoint passes through
@@ -279,6 +281,13 @@ class Classifier:
     def _is_local(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and expr.value in self.locals
 
+    def _reads_locals(self, exprs) -> bool:
+        """Whether any of `exprs` reads a local name (in a lambda or comprehension too)."""
+        names: list[str] = []
+        for expr in exprs:
+            read_names(expr, names)
+        return any(name in self.locals for name in names)
+
     def _call(self, targets, call: cst.Call) -> Operation:
         positional = tuple(a.value for a in call.args if a.keyword is None)
         kwargs = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -328,6 +337,10 @@ class Classifier:
         if rule is None and _is_user_function(primitive):
             name = getattr(primitive, "__qualname__", "function")
             return Operation(targets, primitive, name, tuple(args), kwargs or {}, user=True)
+        if rule is None and not self._reads_locals((*args, *(kwargs or {}).values())):
+            # a call of constants alone (``GV.copy()``: a bound method of a global array)
+            # computes a constant, even when an item write later makes its name active
+            return Operation(targets, NO_DERIVATIVE, qualified_name(primitive), tuple(args))
         return Operation(
             targets=targets,
             primitive=primitive,

@@ -161,10 +161,8 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         )
     )
     collector = _NameCollector()
-    funcdef.body.visit(collector)
-    for param in (*funcdef.params.params, *funcdef.params.kwonly_params):
-        if param.default is not None:
-            param.default.visit(collector)
+    funcdef.body.visit(collector)  # (not the defaults: values the enclosing scope computed
+    # when the def ran, which calls take from fn.__defaults__, not names the function reads)
     locals_ = frozenset(params) | frozenset(collector.assigned)
 
     closure = {}

@@ -326,8 +326,8 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
             contribution = call("saved_slot", cst.Name(name), index_value(index))
-            if not context.shapes.is_scalar(value):
-                contribution = call("unbroadcast", contribution, value)
+            # (a number too: ``y[1:] = s`` gives s the sum over the slots)
+            contribution = call("unbroadcast", contribution, value)
             adjoints.contribute(value.value, contribution, full=True)
         adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
     restore = cst.Subscript(array, op.index)

@@ -20,6 +20,7 @@ import libcst as cst
 
 from .adjoints import call, index_value
 from .anf import name_expr
+from .errors import TransformError
 from .operations import Operation, names_in
 from .templates import instantiate, load_template, takes_one_array
 from .walk import read_names
@@ -89,6 +90,8 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
     rule = op.rule
     ans: cst.BaseExpression = cst.Name(op.targets[0])
     if len(op.targets) > 1:
+        if rule.output is None:  # one array unpacked: its tangent is not the first name's
+            raise _unpacked(op, ctx)  # (refused as the reverse pass refuses it)
         ans = cst.Tuple(tuple(cst.Element(cst.Name(t)) for t in op.targets))
     statements: list = []
     if rule.linear is not None and not _active_positions(op, ctx):
@@ -104,6 +107,14 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
     results = [None] * len(op.targets)
     results[rule.output or 0] = tangent
     return statements, results
+
+
+def _unpacked(op: Operation, ctx: TangentContext) -> TransformError:
+    message = f"cannot differentiate through the unpacked result of {op.name}"
+    origin = ctx.nf.origins.get(op.targets[0]) if ctx.nf is not None else None
+    if origin is None:
+        return TransformError(message, "<unknown>", 1, 0)
+    return TransformError(message, origin.filename, origin.line, origin.col, origin.text)
 
 
 def _batch_safe(rule) -> bool:

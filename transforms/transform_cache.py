@@ -14,7 +14,8 @@ checked on every lookup:
   globals and closures is the same object as when it was built: a global rebound, a callee
   redefined or a callee's own global changed is a miss (the names are those the code objects
   mention, a superset of what they read, so the check can only be too careful);
-- its default values are the same objects;
+- its default values, and those of the user functions it calls (a call leaving a parameter out
+  runs the callee's compiled half with the default it had when compiled), are the same objects;
 - the gradient rules of the primitives it may call are the same `Rule` objects. Registering any
   rule bumps the registry's version; an entry remembers the version it was last checked at and
   compares its rules only when that moved, so registering a rule (importing ``s2sgrad.nn``
@@ -35,6 +36,7 @@ from s2sgrad.runtime import registry
 
 _ABSENT = object()  # a name a code object mentions that its globals do not hold
 _TOP = object()  # a closure read of the cached function itself (checked against its cells)
+_DEFAULTS = object()  # a read of a callee's default values: (callee, _DEFAULTS, its defaults)
 
 # the functions operators stand for (``a * b`` is operator.mul): code mentions them by syntax,
 # not by name, so every entry depends on their rules
@@ -44,7 +46,8 @@ _OPERATORS = tuple(value for name in dir(operator) if callable(value := getattr(
 @dataclasses.dataclass
 class _Entry:
     value: object
-    reads: tuple  # (globals dict or closure cell or _TOP, name or index, value read)
+    reads: tuple  # (globals dict or closure cell or _TOP, name or index, value read), or
+    # (callee, _DEFAULTS, its default values)
     defaults: tuple  # the function's default values and keyword defaults (compared by identity)
     rules: tuple  # (primitive, its Rule or None)
     version: int  # the registry version at which `rules` were last found unchanged
@@ -60,6 +63,10 @@ class _Entry:
                 current = _cell_value(closure[name])
             elif isinstance(holder, dict):
                 current = holder.get(name, _ABSENT)
+            elif name is _DEFAULTS:  # a callee's defaults: `holder` is the callee
+                if not _same(_defaults(holder), value):
+                    return False
+                continue
             else:
                 current = _cell_value(holder)
             if current is not value:
@@ -118,6 +125,8 @@ def dependencies(fn: types.FunctionType) -> tuple[tuple, tuple]:
         if id(function) in seen:
             continue
         seen.add(id(function))
+        if not top:  # (none today is a read too: defaults given later are a change)
+            reads.append((function, _DEFAULTS, _defaults(function)))
         names = _names(function.__code__)
         values = []
         cells = function.__closure__ or ()
