@@ -126,8 +126,21 @@ def container_adjoint(g, value):
         return ContainerAdjoint(enumerate(g))
     if np.ndim(g) == 0 and g == 0:
         return ContainerAdjoint()
+    if _by_rows(np.shape(g), value):  # the adjoint of the list read as one array (np.prod(xs))
+        return ContainerAdjoint(enumerate(g))
     keys = value.keys() if isinstance(value, dict) else range(len(value))
     return ContainerAdjoint({key: g for key in keys})
+
+
+def _by_rows(shape: tuple, value) -> bool:
+    """An array adjoint `shape` of a list or tuple `value` holds one row per element."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(shape) > 0
+        and shape[0] == len(value)
+        and len(value) > 0
+        and shape[1:] == np.shape(value[0])
+    )
 
 
 def batch_container_adjoint(t, value):
@@ -137,6 +150,8 @@ def batch_container_adjoint(t, value):
     if isinstance(t, (list, tuple)):
         return ContainerAdjoint(enumerate(t))
     t = np.asarray(t)
+    if _by_rows(t.shape[1:], value):
+        return ContainerAdjoint({k: t[:, k] for k in range(len(value))}, batch=t.shape[0])
     keys = value.keys() if isinstance(value, dict) else range(len(value))
     return ContainerAdjoint({key: t for key in keys}, batch=t.shape[0])
 

@@ -38,12 +38,39 @@ CASES = {
         """,
         [("w", "V")],
     ),
+    # np.prod of a list built in a comprehension: the product's array adjoint was given whole
+    # to every element of the list (ValueError in the comprehension's adjoint loop)
+    "product of a comprehension's list": (
+        """
+        def f(w):
+            L8 = [(e7) * (w[-3]) for e7 in GV]
+            return np.prod(L8)
+        """,
+        [("w", "V")],
+    ),
 }
+
+
+# Known open (issue 16): a list read by a NumPy reduction is emptied by the adjoint sweep's pops
+# before value_and_grad's value is computed from it (the value of np.prod(L8) comes out 1.0),
+# and the forward rule of a reduction of a list variable spreads the tangent (jvp, forward
+# Jacobian). Strict: these modes fail today; the test fails once they pass, to be moved up.
+OPEN = {"product of a comprehension's list": ("value_and_grad", "jacobian_forward", "jvp")}
+
+
+def _check(name, tmp_path, modes):
+    source, params = CASES[name]
+    program = Snippet(GLOBALS + textwrap.dedent(source), params)
+    outcome = oracle.check(program, tmp_path, modes)
+    assert outcome.status == "ok", "\n".join(str(f) for f in outcome.failures)
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_reduced_fuzz_program_is_right_in_every_mode(name, tmp_path):
-    source, params = CASES[name]
-    program = Snippet(GLOBALS + textwrap.dedent(source), params)
-    outcome = oracle.check(program, tmp_path, oracle.MODES)
-    assert outcome.status == "ok", "\n".join(str(f) for f in outcome.failures)
+    _check(name, tmp_path, tuple(m for m in oracle.MODES if m not in OPEN.get(name, ())))
+
+
+@pytest.mark.xfail(strict=True, reason="open: see OPEN")
+@pytest.mark.parametrize("name", OPEN)
+def test_known_open_modes(name, tmp_path):
+    _check(name, tmp_path, OPEN[name])
