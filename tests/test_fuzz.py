@@ -4,6 +4,11 @@ A fixed range of seeds, each program checked in every mode (grad, value_and_grad
 both Jacobians, hessian, hvp, grad of grad, unoptimized, simplified on a share) against
 central differences, with inputs and globals unchanged and no result aliasing them. The long
 run is ``python -m tests.fuzz --minutes 30``; it reduces each failure to a reproducer.
+
+The contract is "every derivative is right, or there is a clear error": a wrong number, a
+crash, a hang, a changed input or an aliased result fails the run at once. A clear refusal
+(TransformError or LookupError at the user's line) of a program the grammar drew is allowed,
+but only for a small share of the programs, so a regression that refuses everything fails.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ from fuzz.campaign import class_of
 from fuzz.runner import Worker
 from fuzz.statements import generate
 
-SEEDS = range(100_000, 100_000 + 160)
+SEEDS = range(100_000, 100_000 + 96)
 CHUNKS = 8
+REFUSED_AT_MOST = 0.15  # the share of programs a clear error may refuse
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +30,35 @@ def worker():
     worker.stop()
 
 
+@pytest.fixture(scope="module")
+def refused() -> list:
+    return []
+
+
+def _report(seed: int, program, failure) -> str:
+    return (
+        f"seed {seed} ({class_of(failure)}): {failure}\n{program.render()}\n"
+        f"reproduce and reduce: python -m tests.fuzz --seed {seed} --programs 1"
+    )
+
+
 @pytest.mark.parametrize("chunk", range(CHUNKS))
-def test_random_programs_are_right_in_every_mode(worker, chunk):
+def test_random_programs_are_right_in_every_mode(worker, refused, chunk):
     failures = []
     for seed in SEEDS[chunk::CHUNKS]:
         program = generate(seed)
         outcome = worker.check(program, timeout=120)
-        if outcome.failures:
-            first = outcome.failures[0]
-            failures.append(
-                f"seed {seed} ({class_of(first)}): {first}\n{program.render()}\n"
-                f"reproduce and reduce: python -m tests.fuzz --seed {seed} --programs 1"
-            )
+        wrong = [f for f in outcome.failures if f.kind != "rejected"]
+        if wrong:
+            failures.append(_report(seed, program, wrong[0]))
+        elif outcome.failures:
+            refused.append(_report(seed, program, outcome.failures[0]))
     assert not failures, "\n\n".join(failures[:3]) + f"\n\n{len(failures)} programs failed"
+
+
+def test_few_programs_are_refused(refused):
+    # runs after the chunks (same module, declared later)
+    share = len(refused) / len(SEEDS)
+    assert share <= REFUSED_AT_MOST, (
+        f"{len(refused)} of {len(SEEDS)} programs refused:\n\n" + "\n\n".join(refused[:3])
+    )
