@@ -13,11 +13,21 @@ Then:
   form models (``x.fill``, ``x.sort()``, ``np.put``, ``np.copyto``, ``out=``, ``list.extend``,
   ...) is a `TransformError` naming what to write instead;
 - an item write or augmented assignment to a value that may share memory with an argument or
-  a global is a `TransformError`, except ``y op= v`` where ``y`` is an argument or a plain copy
-  of one: that rebinds a Python number and changes an array in place, so it is recorded as a
-  `NumberCheck`, verified once the argument's type is known (`NormalForm.check_numbers`);
+  a global is a `TransformError`;
 - an in-place change through one name marks every other name sharing its memory as changed
   behind its back; reading such a name afterwards is a `TransformError` at the change.
+
+Numbers cannot change: ``s += 1`` on a Python number or a NumPy scalar only rebinds it, and
+``d[k] += v`` on a slot holding one changes the dict, not the number. So each value also has a
+*kind* (`in_place.SCALAR`, ...): a number (literals, ``abs``/``math``/``float()``, reductions
+with no axis, ``np.dot`` of vectors, an element of a 1-D array or of a list of numbers, and
+arithmetic on numbers), an array of known rank, or not known. A number references no memory.
+An argument's kind is known only per specialization (the dispatcher specializes on Python
+numbers and array ranks), so the walk runs once with every argument ``ANY`` (a number where
+only an array would be refused): what it refuses is refused for every argument type, at
+transform time; and once with nothing known: if that refuses too, a `NumberCheck` runs the walk
+again when the types are known (`shapes.infer_shapes`), raising at the user's line at the
+first call.
 
 Loops are walked until what they change stops growing; both branches of an ``if`` are
 walked and joined; a nested function is walked where it is called, its parameters sharing
@@ -35,17 +45,24 @@ import typing
 import libcst as cst
 import numpy as np
 
+from .errors import TransformError
 from .in_place import (
+    ANY,
     COMPREHENSIONS,
     CONSTANTS,
     ELEMENT_METHODS,
+    EMPTY,
     FRESH_BUILTINS,
     FRESH_METHODS,
+    IMMUTABLE,
+    INT,
     LITERALS,
     MODELLED_METHODS,
     MUTABLE,
     MUTATING_METHODS,
+    NUMBERS,
     PLAIN_ATTRIBUTES,
+    SCALAR,
     SHAPE_READS,
     VIEW_ATTRIBUTES,
     VIEW_FUNCTIONS,
@@ -53,9 +70,16 @@ from .in_place import (
     child_expressions,
     copy_is_false,
     elements_of,
+    indexed_kind,
     is_in,
+    items_kind,
+    join_kinds,
+    kind_of_value,
+    library_call_kind,
     may_change_in_place,
     mutates_first_argument,
+    operation_kind,
+    product_kind,
 )
 from .lines import IN_PLACE_HELPERS
 from .parse import ParsedFunction
@@ -64,49 +88,68 @@ from .resolve import Resolution
 
 class Refs(typing.NamedTuple):
     """What a value may reference: `own`, the objects it is (an array and its views share
-    one), and `held`, the objects inside it (a list's elements, a dict's values)."""
+    one), and `held`, the objects inside it (a list's elements, a dict's values); its `kind`
+    and, for a container, its `items`' kind (see `in_place`; None: not known)."""
 
     own: frozenset[str] = frozenset()
     held: frozenset[str] = frozenset()
+    kind: object = None
+    items: object = None
 
     @property
     def all(self) -> frozenset[str]:
         return self.own | self.held
 
     def __or__(self, other: Refs) -> Refs:  # type: ignore[override]
-        return Refs(self.own | other.own, self.held | other.held)
+        return Refs(
+            self.own | other.own,
+            self.held | other.held,
+            join_kinds(self.kind, other.kind),
+            join_kinds(self.items, other.items),
+        )
 
     def element(self, container: bool = False) -> Refs:
-        """An item read from this value: a view of an array (the same object), or, from a
-        known `container`, one of its elements."""
-        return Refs(self.held if container else self.all, self.held)
+        """An item read from this value: from an array, a view of it (the same object) or,
+        picked by one integer, a number; from a known `container`, one of its elements."""
+        if container:
+            return make(self.held, self.held, self.items)
+        return make(self.all, self.held, indexed_kind(self.kind, [INT]))
 
 
-NOTHING = Refs()
+def make(own=frozenset(), held=frozenset(), kind=None, items=None) -> Refs:
+    """A value's `Refs`: a number references nothing."""
+    if kind in NUMBERS:
+        return Refs(kind=kind)
+    return Refs(own, held, kind, items)
+
+
+NOTHING = Refs(kind=SCALAR)
 
 
 @dataclasses.dataclass(frozen=True)
 class NumberCheck:
-    """``y op= v`` where ``y`` is argument `param` (or a plain copy of it): a rebinding when
-    the argument is a Python number, a change to the caller's array otherwise."""
+    """The walk to run again once the arguments' types are known: what it refuses depends on
+    which arguments are numbers (``y op= v`` rebinds a number and changes an array in place)."""
 
-    param: str
-    name: str
-    operator: str
     parsed: ParsedFunction
-    node: cst.CSTNode
+    resolution: Resolution
 
-    def verify(self, numbers_: frozenset[str]) -> None:
-        """Raise the `TransformError` unless `param` is known to be a Python number."""
-        if self.param in numbers_:
-            return
-        which = repr(self.name) if self.name == self.param else f"{self.name!r} (a copy of it)"
-        raise self.parsed.error(
-            self.node,
-            f"in-place update of {which}, which is the argument {self.param!r}, is only "
-            f"supported when {self.param} is a Python number (an array would be changed for the "
-            f"caller): write {self.name} = {self.name} {self.operator} ... instead",
-        )
+    def verify(self, numbers: frozenset[str], ndims: typing.Mapping[str, int] | None = None):
+        """Raise the `TransformError`, if any, for arguments of these types: `numbers` are
+        Python numbers, `ndims` arrays of that rank, the others not known."""
+        ndims = ndims or {}
+        kinds = {p: SCALAR if p in numbers else ndims.get(p) for p in self.resolution.params}
+        _walk(self.parsed, self.resolution, kinds)
+
+
+def _number_refusal(parsed, node, name: str, param: str, operator: str) -> TransformError:
+    which = repr(name) if name == param else f"{name!r} (a copy of it)"
+    return parsed.error(
+        node,
+        f"in-place update of {which}, which is the argument {param!r}, is only supported "
+        f"when {param} is a Python number (an array would be changed for the caller): write "
+        f"{name} = {name} {operator} ... instead",
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +175,8 @@ class _State:
 
     def join(self, other: _State) -> None:
         for name, refs in other.memory.items():
-            self.memory[name] = self.memory.get(name, NOTHING) | refs
+            mine = self.memory.get(name)
+            self.memory[name] = refs if mine is None else mine | refs
         for name, change in other.changed.items():
             self.changed.setdefault(name, change)
         self.containers |= other.containers
@@ -142,7 +186,8 @@ class _State:
 
     def key(self) -> tuple:
         memory = tuple(
-            (n, tuple(sorted(r.own)), tuple(sorted(r.held))) for n, r in sorted(self.memory.items())
+            (n, tuple(sorted(r.own)), tuple(sorted(r.held)), str(r.kind), str(r.items))
+            for n, r in sorted(self.memory.items())
         )
         return memory, tuple(sorted(self.changed)), tuple(sorted(self.containers))
 
@@ -153,24 +198,32 @@ class _State:
 
 def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[NumberCheck, ...]:
     """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
-    made in place that normal form would miss; return the checks left for when the
-    arguments' types are known."""
+    made in place that normal form would miss whatever the arguments are; return the check
+    left for when the arguments' types are known."""
     if parsed.filename.startswith("<s2sgrad") or not may_change_in_place(parsed.tree):
         # generated code transformed again (higher order) changes in place only what it owns,
         # adjoint buffers and the stacks its forward half hands its backward half
         return ()
+    _walk(parsed, resolution, dict.fromkeys(resolution.params, ANY))
+    try:
+        _walk(parsed, resolution, dict.fromkeys(resolution.params))
+    except TransformError:
+        return (NumberCheck(parsed, resolution),)
+    return ()
+
+
+def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict) -> None:
+    """One walk, with the arguments of `kinds`."""
     walker = _Walker(parsed, resolution)
-    memory = {p: Refs(frozenset({f"arg:{p}"})) for p in resolution.params}
+    memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
     walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
-    return tuple(walker.checks)
 
 
 class _Walker:
     def __init__(self, parsed: ParsedFunction, resolution: Resolution):
         self.parsed = parsed
         self.resolution = resolution
-        self.checks: list[NumberCheck] = []
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}
         self.returned: list[Refs] = []
@@ -202,14 +255,38 @@ class _Walker:
         for _ in range(8):
             before = state.copy()
             if isinstance(node, cst.For):
-                items = self.element_of(node.iter, state)
-                self.bind(node.target, items, state, None)
+                self.bind_loop_target(node.target, node.iter, state)
             else:
                 self.expression(node.test, state)
             self.block(list(node.body.body), state)
             state.join(before)
             if state.key() == before.key():
                 return
+
+    def bind_loop_target(self, target, iterable, state: _State) -> None:
+        """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
+        ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``."""
+        builtin = None
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            found, value = self.resolution.value_of(iterable.func)
+            if found and value in (enumerate, zip, reversed) and iterable.args:
+                builtin = value
+        arguments = [a.value for a in iterable.args] if builtin else []
+        if builtin is reversed and len(arguments) == 1:
+            self.bind(target, self.element_of(arguments[0], state), state, None)
+            return
+        pairs = isinstance(target, (cst.Tuple, cst.List)) and not any(
+            isinstance(e, cst.StarredElement) for e in target.elements
+        )
+        if pairs and builtin is enumerate and len(arguments) == 1 and len(target.elements) == 2:
+            self.bind(target.elements[0].value, Refs(kind=INT), state, None)
+            self.bind(target.elements[1].value, self.element_of(arguments[0], state), state, None)
+            return
+        if pairs and builtin is zip and len(arguments) == len(target.elements):
+            for element, argument in zip(target.elements, arguments, strict=True):
+                self.bind(element.value, self.element_of(argument, state), state, None)
+            return
+        self.bind(target, self.element_of(iterable, state), state, None)
 
     def small(self, node: cst.BaseSmallStatement, state: _State) -> None:
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
@@ -246,7 +323,12 @@ class _Walker:
                 state.copies_of.pop(name, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = elements_of(value, len(target.elements))
-            items = [refs.element() if v is None else self.refs_of(v, state) for v in values]
+            container = refs.items is not None or (
+                isinstance(value, cst.Name) and value.value in state.containers
+            )
+            items = [
+                refs.element(container) if v is None else self.refs_of(v, state) for v in values
+            ]
             for element, item, item_refs in zip(target.elements, values, items, strict=True):
                 self.bind(element.value, item_refs, state, item)
         elif isinstance(target, cst.Subscript):
@@ -267,13 +349,19 @@ class _Walker:
         if not isinstance(base, cst.Name):
             return  # fence refuses it
         refs = self.expression(base, state)
-        container = base.value in state.containers
-        changed = refs.all if in_place and container else refs.own
+        container = base.value in state.containers or refs.items is not None
+        # ``d[k] op= v`` changes the item itself only if it is not a number
+        item_changes = in_place and container and refs.items not in IMMUTABLE
+        changed = refs.all if item_changes else refs.own
         self.protect(base.value, changed, node, "item assignment to")
         self.change(base.value, changed, state, node, "is written into")
         if container:
+            kind = operation_kind([refs.items, stored.kind]) if in_place else stored.kind
             for name in state.holders(refs.own):
-                state.memory[name] = state.memory[name] | Refs(held=stored.all)
+                old = state.memory[name]
+                state.memory[name] = old._replace(
+                    held=old.held | stored.all, items=join_kinds(old.items, kind)
+                )
 
     def augmented(self, node: cst.AugAssign, state: _State) -> None:
         stored = self.expression(node.value, state)
@@ -283,13 +371,16 @@ class _Walker:
             return
         name = target.value
         refs = self.expression(target, state)
-        param = state.copies_of.get(name)
-        if param is not None:  # a Python number is rebound; an array argument is refused
-            operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
-            self.checks.append(NumberCheck(param, name, operator, self.parsed, node))
-            state.memory[name] = Refs(self.new_token())
+        if refs.kind in IMMUTABLE:  # a number is rebound (ANY: for some argument types)
+            kind = operation_kind([refs.kind, stored.kind], _is_integer_operator(node.operator))
+            state.memory[name] = make(self.new_token(), kind=kind)
+            state.changed.pop(name, None)
             state.copies_of.pop(name, None)
             return
+        param = state.copies_of.get(name)
+        if param is not None:  # an array argument would change for the caller
+            operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
+            raise _number_refusal(self.parsed, node, name, param, operator)
         self.protect(name, refs.own, node, "in-place update of")
         self.change(name, refs.own, state, node, "is updated in place (if it is an array)")
         if name in state.containers:  # items += [v] extends the list
@@ -329,44 +420,90 @@ class _Walker:
                 return state.memory[expr.value]
             return self.name(expr, state)
         if kind in CONSTANTS:
-            return NOTHING
+            return Refs(kind=INT) if kind is cst.Integer else NOTHING
         if kind is cst.Attribute:
             return self.attribute(expr, state)
         if kind is cst.Subscript:
-            for element in expr.slice:
-                self.expression(element.slice, state)
-            return self.element_of(expr.value, state)
+            return self.subscript(expr, state)
         if kind is cst.Index:
             return self.expression(expr.value, state)
         if kind is cst.Call:
             return self.call(expr, state)
         if kind in LITERALS:
-            return Refs(self.new_token(), self.children(expr, state).all)
+            return self.literal(expr, state)
         if kind is cst.BinaryOperation:
-            held = self.children(expr, state).all
-            if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
-                return Refs(self.new_token(), held)  # [a] + [b] holds a and b
-            return Refs(self.new_token())
-        if kind in (cst.BooleanOperation, cst.IfExp):
+            return self.binary(expr, state)
+        if kind is cst.IfExp:
+            self.expression(expr.test, state)
+            return self.expression(expr.body, state) | self.expression(expr.orelse, state)
+        if kind is cst.BooleanOperation:
             return self.children(expr, state)  # one of the operands
+        if kind in (cst.UnaryOperation, cst.Comparison):
+            kinds = [self.expression(child, state).kind for child in child_expressions(expr)]
+            integer = kind is cst.UnaryOperation and not isinstance(expr.operator, cst.Not)
+            return make(self.new_token(), kind=operation_kind(kinds, integer))
         if kind in COMPREHENSIONS:
-            return Refs(self.new_token(), self.comprehension(expr, state).all)
+            items = self.comprehension(expr, state)
+            return Refs(self.new_token(), items.all, None, items.kind)
         self.children(expr, state)
         return NOTHING if kind is cst.Slice else Refs(self.new_token())  # x > 0: a new array
+
+    def binary(self, expr: cst.BinaryOperation, state: _State) -> Refs:
+        left, right = self.expression(expr.left, state), self.expression(expr.right, state)
+        if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
+            items = left.items if isinstance(expr.operator, cst.Multiply) else None
+            return Refs(self.new_token(), left.all | right.all, None, items)  # [a] + [b]
+        if isinstance(expr.operator, cst.MatrixMultiply):
+            return make(self.new_token(), kind=product_kind(left.kind, right.kind))
+        integer = _is_integer_operator(expr.operator)
+        return make(self.new_token(), kind=operation_kind([left.kind, right.kind], integer))
+
+    def literal(self, expr, state: _State) -> Refs:
+        """A list, tuple, dict or set literal: a new object holding its values."""
+        held, items = frozenset(), EMPTY
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                self.expression(element.key, state)
+            refs = self.expression(element.value, state)
+            held |= refs.all
+            starred = isinstance(element, (cst.StarredElement, cst.StarredDictElement))
+            items = join_kinds(items, None if starred else refs.kind)
+        return Refs(self.new_token(), held, None, items)
+
+    def subscript(self, expr: cst.Subscript, state: _State) -> Refs:
+        kinds = []
+        for element in expr.slice:
+            inner = element.slice
+            refs = self.expression(inner, state)
+            kinds.append("slice" if isinstance(inner, cst.Slice) else refs.kind)
+        return self.element_of(expr.value, state, kinds)
 
     def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
         if self.resolution.value_of(expr)[0]:
             return self.free_value(expr)
-        if expr.attr.value in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
+        attr = expr.attr.value
+        if attr in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
             self.expression(expr.value, state, shape_only=True)
-            return NOTHING
+            return Refs(items=INT) if attr == "shape" else Refs(kind=INT)
         refs = self.expression(expr.value, state)
-        return refs if expr.attr.value in VIEW_ATTRIBUTES else refs.element()
+        if attr in ("real", "imag") or (attr in ("T", "mT") and isinstance(refs.kind, int)):
+            return refs
+        if attr in VIEW_ATTRIBUTES:
+            return Refs(refs.own, refs.held)
+        return Refs(refs.all, refs.held)
 
-    def element_of(self, expr, state: _State) -> Refs:
-        """An item of `expr` (``expr[i]``, ``for v in expr``)."""
-        container = isinstance(expr, cst.Name) and expr.value in state.containers
-        return self.expression(expr, state).element(container)
+    def element_of(self, expr, state: _State, index: list | None = None) -> Refs:
+        """An item of `expr`: ``expr[index]`` (the kinds of the index's elements) or, with
+        no index, one iteration of ``for v in expr``."""
+        refs = self.expression(expr, state)
+        container = refs.items is not None or (
+            isinstance(expr, cst.Name) and expr.value in state.containers
+        )
+        if container and index is not None and "slice" in index:  # a new list, same items
+            return Refs(self.new_token(), refs.held, None, refs.items)
+        if container:
+            return refs.element(container=True)
+        return make(refs.all, refs.held, indexed_kind(refs.kind, index or [INT]))
 
     def children(self, expr, state: _State) -> Refs:
         """The union of the references of `expr`'s child expressions."""
@@ -389,9 +526,13 @@ class _Walker:
     def free_value(self, expr) -> Refs:
         """A global or closure value: mutable ones are protected like arguments."""
         found, value = self.resolution.value_of(expr)
-        if not found or not isinstance(value, MUTABLE):
-            return NOTHING
-        return Refs(frozenset({f"global:{cst.Module(()).code_for_node(expr)}"}))
+        if not found:
+            return Refs()
+        kind, items = kind_of_value(value), items_kind(value)
+        if not isinstance(value, MUTABLE):
+            return Refs(kind=kind, items=items)
+        token = frozenset({f"global:{cst.Module(()).code_for_node(expr)}"})
+        return Refs(token, token, kind, items)  # its items are the global's too
 
     def stale_read(self, name: str, read: cst.Name, change: _Change) -> None:
         line = self.parsed.position(read)[0]
@@ -408,13 +549,13 @@ class _Walker:
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
-            items = self.element_of(clause.iter, inner)
-            self.bind(clause.target, items, inner, None)
+            self.bind_loop_target(clause.target, clause.iter, inner)
             for condition in clause.ifs:
                 self.expression(condition.test, inner)
             clause = clause.inner_for_in
         if isinstance(expr, cst.DictComp):
-            return self.expression(expr.key, inner) | self.expression(expr.value, inner)
+            self.expression(expr.key, inner)
+            return self.expression(expr.value, inner)
         return self.expression(expr.elt, inner)
 
     # -- calls -----------------------------------------------------------------------------
@@ -452,10 +593,9 @@ class _Walker:
             return Refs(every, every)
         name = getattr(callee, "__name__", "")
         module = getattr(callee, "__module__", "") or ""
+        positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
         if module == "builtins":
-            if name in FRESH_BUILTINS:
-                return Refs(self.new_token())
-            return Refs(self.new_token() | every, every)  # list(...), min(a, b), zip(...)
+            return self.builtin_call(name, expr, positional, every)
         if module.startswith(("numpy", "math", "s2sgrad.runtime")) or isinstance(
             getattr(callee, "__self__", callee), np.ufunc
         ):
@@ -464,13 +604,40 @@ class _Walker:
                 if isinstance(target, cst.Name):
                     self.change(target.value, args[0].own, state, expr, "is written into")
                 return args[0]
-            return Refs(self.new_token())
+            return make(self.new_token(), kind=library_call_kind(callee, expr, positional))
         return Refs(self.new_token() | every, every)  # may return (a view of) an argument
+
+    def builtin_call(self, name: str, expr: cst.Call, args: list, every) -> Refs:
+        """``len``, ``abs``, ``float``, ``range``, ``min``, ``list``, ...: their results."""
+        kinds = [arg.kind for arg in args]
+        if name in ("len", "int", "hash", "id"):
+            return Refs(kind=INT)
+        if name == "range":
+            return Refs(self.new_token(), items=INT)
+        if name in ("abs", "pow", "round") and args:
+            return make(self.new_token(), kind=operation_kind(kinds[: 1 if name != "pow" else 2]))
+        if name in ("min", "max") and len(args) > 1:  # one of the arguments
+            kind = kinds[0]
+            for other in kinds[1:]:
+                kind = join_kinds(kind, other)
+            return make(self.new_token() | every, every, kind)
+        if name in ("min", "max", "sum") and len(args) == 1:
+            item = args[0].element(args[0].items is not None)
+            kind = operation_kind([item.kind])
+            return make(self.new_token() | item.all, item.held, kind)
+        if name in FRESH_BUILTINS:
+            return make(self.new_token(), kind=SCALAR if name != "divmod" else None)
+        items = args[0].element(args[0].items is not None).kind if args else None
+        if name in ("list", "tuple", "sorted"):
+            return Refs(self.new_token() | every, every, None, items)
+        return Refs(self.new_token() | every, every)  # zip(...), iter(...)
+
 
     def method_call(self, expr, func: cst.Attribute, args, every, state) -> Refs:
         receiver = self.expression(func.value, state)
         method = func.attr.value
         owner = func.value.value if isinstance(func.value, cst.Name) else None
+        container = owner in state.containers or receiver.items is not None
         if method in MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
             text = owner or cst.Module(()).code_for_node(func.value)
             instead = MUTATING_METHODS.get(method, "a new value").format(x=text)
@@ -486,16 +653,21 @@ class _Walker:
             self.change(owner, receiver.own, state, expr, f"changes with .{method}()")
             if method == "append" and args:
                 for name in state.holders(receiver.own):
-                    state.memory[name] = state.memory[name] | Refs(held=args[0].all)
-            return receiver.element(owner in state.containers) if method == "pop" else NOTHING
+                    old = state.memory[name]
+                    state.memory[name] = old._replace(
+                        held=old.held | args[0].all, items=join_kinds(old.items, args[0].kind)
+                    )
+            return receiver.element(container) if method == "pop" else NOTHING
         if method in VIEW_METHODS:
-            return receiver
+            kind = _view_kind(method, receiver.kind)
+            items = receiver.items if method == "values" else None
+            return Refs(receiver.own, receiver.held, kind, items)
         if method in ELEMENT_METHODS:
-            return receiver.element(owner in state.containers)
-        if method in FRESH_METHODS or (method == "copy" and owner not in state.containers):
-            return Refs(self.new_token())
-        if method == "copy":  # a list's copy holds the same elements
-            return Refs(self.new_token(), receiver.held)
+            return receiver.element(container)
+        if method == "copy" and container:  # a list's copy holds the same elements
+            return Refs(self.new_token(), receiver.held, None, receiver.items)
+        if method in FRESH_METHODS or method == "copy":
+            return make(self.new_token(), kind=_method_kind(method, receiver.kind, args))
         return Refs(self.new_token() | receiver.all | every, receiver.all | every)
 
     def nested_call(self, node: cst.FunctionDef, expr, args, state: _State) -> Refs:
@@ -518,8 +690,8 @@ class _Walker:
             self.block(list(node.body.body), inner)
         finally:
             self.nested[node.name.value] = node
-        result = NOTHING
-        for refs in self.returned:
+        result = self.returned[0] if self.returned else NOTHING
+        for refs in self.returned[1:]:
             result = result | refs
         self.returned = outer_returned
         own = _assigned_in(node) | set(params)
@@ -549,6 +721,38 @@ class _Walker:
             f"{name}(..., out=...) writes into an existing array in place, which s2sgrad does "
             f"not follow: write y = {name}(...) without out= and use the result",
         )
+
+
+def _is_integer_operator(operator) -> bool:
+    """``+ - * // %`` (and their augmented forms) keep integers integers."""
+    name = type(operator).__name__.removesuffix("Assign")
+    return name in ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo")
+
+
+def _view_kind(method: str, kind) -> object:
+    """The kind of ``x.method()`` for a method giving a view of ``x``."""
+    if method == "ravel":
+        return 1
+    if method in ("transpose", "conj", "conjugate", "view") and isinstance(kind, int):
+        return kind
+    return None
+
+
+def _method_kind(method: str, kind, args: list) -> object:
+    """The kind of ``x.method(...)`` for a method giving a new value."""
+    if method in ("sum", "mean", "prod", "max", "min", "var", "std", "ptp", "item") and not args:
+        return SCALAR
+    if method in ("argmax", "argmin", "count", "index", "__len__") and not args:
+        return INT
+    if method in ("any", "all", "__contains__"):
+        return SCALAR if not args or method == "__contains__" else None
+    if method in ("cumsum", "cumprod", "flatten") and not args:
+        return 1
+    if method == "dot" and len(args) == 1:
+        return product_kind(kind, args[0].kind)
+    if method in ("copy", "astype", "clip", "round"):
+        return kind if isinstance(kind, int) or kind in NUMBERS else None
+    return None
 
 
 def _is_namespace(expr, resolution: Resolution) -> bool:

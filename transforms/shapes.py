@@ -117,7 +117,8 @@ def infer_shapes(
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
     found by repeating the walk until the tokens of such names stop changing."""
-    nf.check_numbers(scalar_params)  # the first moment argument types are known
+    for check in nf.number_checks:  # the first moment the arguments' types are known
+        check.verify(scalar_params, array_ndims or {})
     counts: dict[str, int] = {}
     for _, op in activity.operations:
         for target in op.targets:
