@@ -5,6 +5,7 @@ check, and small helpers on expressions. No analysis here: plain data and pure f
 from __future__ import annotations
 
 import ast
+import types
 
 import libcst as cst
 import numpy as np
@@ -381,3 +382,84 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
             return 1
         return pieces + 1 if isinstance(pieces, int) else None
     return None
+
+
+def is_integer_operator(operator) -> bool:
+    """``+ - * // %`` (and their augmented forms) keep integers integers."""
+    name = type(operator).__name__.removesuffix("Assign")
+    return name in ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo")
+
+
+def view_kind(method: str, kind) -> object:
+    """The kind of ``x.method()`` for a method giving a view of ``x``."""
+    if method == "ravel":
+        return 1
+    if method in ("transpose", "conj", "conjugate", "view") and isinstance(kind, int):
+        return kind
+    return None
+
+
+def method_kind(method: str, kind, args: list) -> object:
+    """The kind of ``x.method(...)`` for a method giving a new value."""
+    if method in ("sum", "mean", "prod", "max", "min", "var", "std", "ptp", "item") and not args:
+        return SCALAR
+    if method in ("argmax", "argmin", "count", "index", "__len__") and not args:
+        return INT
+    if method in ("any", "all", "__contains__"):
+        return SCALAR if not args or method == "__contains__" else None
+    if method in ("cumsum", "cumprod", "flatten") and not args:
+        return 1
+    if method == "dot" and len(args) == 1:
+        return product_kind(kind, args[0].kind)
+    if method in ("copy", "astype", "clip", "round"):
+        return kind if isinstance(kind, int) or kind in NUMBERS else None
+    return None
+
+
+def is_user_callee(value) -> bool:
+    """A user's function, transformed in turn where it is called (`calls`)."""
+    if not isinstance(value, types.FunctionType) or hasattr(value, "__sg_custom_gradient__"):
+        return False
+    module = getattr(value, "__module__", "") or ""
+    return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
+
+
+def user_callees(tree: ast.Module | None, free) -> list:
+    """The user functions a function calls by a free name (``g(...)``, ``module.g(...)``)."""
+    found = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if type(node) is not ast.Call:
+            continue
+        parts, func = [], node.func
+        while type(func) is ast.Attribute:
+            parts.append(func.attr)
+            func = func.value
+        if type(func) is not ast.Name or func.id not in free:
+            continue
+        value = free[func.id]
+        for part in reversed(parts):
+            value = getattr(value, part, None)
+        if is_user_callee(value):
+            found.append(value)
+    return found
+
+
+def call_kinds(callee, params, expr: cst.Call, args: list) -> dict:
+    """The kind of each of `callee`'s parameters in the call `expr`, given what is known of
+    the `args` (its default's kind, when the call leaves it out; not known behind ``*a``)."""
+    if any(arg.star for arg in expr.args):
+        return dict.fromkeys(params)
+    code = callee.__code__
+    positional = [r.kind for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
+    kinds = dict(zip(params[: code.co_argcount], positional, strict=False))
+    for arg, refs in zip(expr.args, args, strict=True):
+        if arg.keyword is not None:
+            kinds[arg.keyword.value] = refs.kind
+    defaults = dict(callee.__kwdefaults__ or {})
+    given = callee.__defaults__ or ()
+    with_defaults = params[code.co_argcount - len(given) : code.co_argcount]
+    defaults.update(zip(with_defaults, given, strict=True))
+    for param in params:
+        if param not in kinds:
+            kinds[param] = kind_of_value(defaults[param]) if param in defaults else None
+    return kinds

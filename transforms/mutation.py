@@ -67,23 +67,29 @@ from .in_place import (
     VIEW_ATTRIBUTES,
     VIEW_FUNCTIONS,
     VIEW_METHODS,
+    call_kinds,
     child_expressions,
     copy_is_false,
     elements_of,
     indexed_kind,
     is_in,
+    is_integer_operator,
+    is_user_callee,
     items_kind,
     join_kinds,
     kind_of_value,
     library_call_kind,
     may_change_in_place,
+    method_kind,
     mutates_first_argument,
     operation_kind,
     product_kind,
+    user_callees,
+    view_kind,
 )
 from .lines import IN_PLACE_HELPERS
-from .parse import ParsedFunction
-from .resolve import Resolution
+from .parse import ParsedFunction, parse_function
+from .resolve import Resolution, resolve
 
 
 class Refs(typing.NamedTuple):
@@ -200,7 +206,7 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
     """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
     made in place that normal form would miss whatever the arguments are; return the check
     left for when the arguments' types are known."""
-    if parsed.filename.startswith("<s2sgrad") or not may_change_in_place(parsed.tree):
+    if parsed.filename.startswith("<s2sgrad") or not _may_change(parsed, resolution, set()):
         # generated code transformed again (higher order) changes in place only what it owns,
         # adjoint buffers and the stacks its forward half hands its backward half
         return ()
@@ -212,18 +218,21 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
     return ()
 
 
-def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict) -> None:
-    """One walk, with the arguments of `kinds`."""
-    walker = _Walker(parsed, resolution)
+def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=frozenset()):
+    """One walk, with the arguments of `kinds` (`active`: the user functions being walked
+    with the kinds of their arguments, which a recursive call does not walk again)."""
+    walker = _Walker(parsed, resolution, active)
     memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
     walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
 
 
 class _Walker:
-    def __init__(self, parsed: ParsedFunction, resolution: Resolution):
+    def __init__(self, parsed: ParsedFunction, resolution: Resolution, active=frozenset()):
         self.parsed = parsed
         self.resolution = resolution
+        self.active = active
+        self.walked: set = set()
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}
         self.returned: list[Refs] = []
@@ -372,7 +381,7 @@ class _Walker:
         name = target.value
         refs = self.expression(target, state)
         if refs.kind in IMMUTABLE:  # a number is rebound (ANY: for some argument types)
-            kind = operation_kind([refs.kind, stored.kind], _is_integer_operator(node.operator))
+            kind = operation_kind([refs.kind, stored.kind], is_integer_operator(node.operator))
             state.memory[name] = make(self.new_token(), kind=kind)
             state.changed.pop(name, None)
             state.copies_of.pop(name, None)
@@ -455,7 +464,7 @@ class _Walker:
             return Refs(self.new_token(), left.all | right.all, None, items)  # [a] + [b]
         if isinstance(expr.operator, cst.MatrixMultiply):
             return make(self.new_token(), kind=product_kind(left.kind, right.kind))
-        integer = _is_integer_operator(expr.operator)
+        integer = is_integer_operator(expr.operator)
         return make(self.new_token(), kind=operation_kind([left.kind, right.kind], integer))
 
     def literal(self, expr, state: _State) -> Refs:
@@ -589,6 +598,8 @@ class _Walker:
         return Refs(self.new_token() | every, every)
 
     def known_call(self, expr, callee, args, every, state: _State) -> Refs:
+        if is_user_callee(callee):
+            self.user_call(callee, expr, args)
         if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
             return Refs(every, every)
         name = getattr(callee, "__name__", "")
@@ -659,7 +670,7 @@ class _Walker:
                     )
             return receiver.element(container) if method == "pop" else NOTHING
         if method in VIEW_METHODS:
-            kind = _view_kind(method, receiver.kind)
+            kind = view_kind(method, receiver.kind)
             items = receiver.items if method == "values" else None
             return Refs(receiver.own, receiver.held, kind, items)
         if method in ELEMENT_METHODS:
@@ -667,8 +678,26 @@ class _Walker:
         if method == "copy" and container:  # a list's copy holds the same elements
             return Refs(self.new_token(), receiver.held, None, receiver.items)
         if method in FRESH_METHODS or method == "copy":
-            return make(self.new_token(), kind=_method_kind(method, receiver.kind, args))
+            return make(self.new_token(), kind=method_kind(method, receiver.kind, args))
         return Refs(self.new_token() | receiver.all | every, receiver.all | every)
+
+    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> None:
+        """A user function is compiled once for every call site: each call walks it with
+        what this call passes (a number, an array, a parameter's default), so that a callee
+        updating a parameter in place is refused, at its line, for a caller passing an
+        array, and accepted for one passing a number."""
+        try:
+            parsed = parse_function(callee)
+            resolution = resolve(parsed, callee)
+        except (TypeError, TransformError):
+            return  # refused when the callee is compiled
+        if not _may_change(parsed, resolution, set()):
+            return
+        kinds = call_kinds(callee, resolution.params, expr, args)
+        key = (callee.__code__, tuple(sorted(kinds.items(), key=lambda kv: kv[0])))
+        if key not in self.active and key not in self.walked:
+            _walk(parsed, resolution, kinds, self.active | {key})
+            self.walked.add(key)
 
     def nested_call(self, node: cst.FunctionDef, expr, args, state: _State) -> Refs:
         """A nested function, inlined by normal form: its body walked here, its parameters
@@ -723,36 +752,27 @@ class _Walker:
         )
 
 
-def _is_integer_operator(operator) -> bool:
-    """``+ - * // %`` (and their augmented forms) keep integers integers."""
-    name = type(operator).__name__.removesuffix("Assign")
-    return name in ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo")
 
 
-def _view_kind(method: str, kind) -> object:
-    """The kind of ``x.method()`` for a method giving a view of ``x``."""
-    if method == "ravel":
-        return 1
-    if method in ("transpose", "conj", "conjugate", "view") and isinstance(kind, int):
-        return kind
-    return None
 
 
-def _method_kind(method: str, kind, args: list) -> object:
-    """The kind of ``x.method(...)`` for a method giving a new value."""
-    if method in ("sum", "mean", "prod", "max", "min", "var", "std", "ptp", "item") and not args:
-        return SCALAR
-    if method in ("argmax", "argmin", "count", "index", "__len__") and not args:
-        return INT
-    if method in ("any", "all", "__contains__"):
-        return SCALAR if not args or method == "__contains__" else None
-    if method in ("cumsum", "cumprod", "flatten") and not args:
-        return 1
-    if method == "dot" and len(args) == 1:
-        return product_kind(kind, args[0].kind)
-    if method in ("copy", "astype", "clip", "round"):
-        return kind if isinstance(kind, int) or kind in NUMBERS else None
-    return None
+
+
+def _may_change(parsed: ParsedFunction, resolution: Resolution, seen: set) -> bool:
+    """Whether the function, or a user function it calls, may change something in place."""
+    if may_change_in_place(parsed.tree):
+        return True
+    for callee in user_callees(parsed.tree, resolution.free):
+        if callee.__code__ in seen:
+            continue
+        seen.add(callee.__code__)
+        try:
+            inner = parse_function(callee)
+            if _may_change(inner, resolve(inner, callee), seen):
+                return True
+        except (TypeError, TransformError):
+            continue  # refused when it is compiled
+    return False
 
 
 def _is_namespace(expr, resolution: Resolution) -> bool:
