@@ -31,105 +31,47 @@ first call.
 
 Loops are walked until what they change stops growing; both branches of an ``if`` are
 walked and joined; a nested function is walked where it is called, its parameters sharing
-the memory of the arguments. The tables of what changes in place and what shares memory are
-in `in_place`.
+the memory of the arguments; a user function is walked again for each call, with the kinds of
+that call's arguments. The tables of what changes in place, what shares memory and what kind
+a result has are in `in_place`, what a value references in `memory`, the walk of calls in
+`mutation_calls`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import types
 import typing
 
 import libcst as cst
-import numpy as np
 
 from .errors import TransformError
 from .in_place import (
     ANY,
     COMPREHENSIONS,
     CONSTANTS,
-    ELEMENT_METHODS,
     EMPTY,
-    FRESH_BUILTINS,
-    FRESH_METHODS,
     IMMUTABLE,
     INT,
     LITERALS,
-    MODELLED_METHODS,
     MUTABLE,
-    MUTATING_METHODS,
-    NUMBERS,
     PLAIN_ATTRIBUTES,
     SCALAR,
-    SHAPE_READS,
     VIEW_ATTRIBUTES,
-    VIEW_FUNCTIONS,
-    VIEW_METHODS,
-    call_kinds,
     child_expressions,
-    copy_is_false,
     elements_of,
     indexed_kind,
-    is_in,
     is_integer_operator,
-    is_user_callee,
     items_kind,
     join_kinds,
     kind_of_value,
-    library_call_kind,
-    may_change_in_place,
-    method_kind,
-    mutates_first_argument,
     operation_kind,
     product_kind,
-    user_callees,
-    view_kind,
 )
-from .lines import IN_PLACE_HELPERS
-from .parse import ParsedFunction, parse_function
-from .resolve import Resolution, resolve
-
-
-class Refs(typing.NamedTuple):
-    """What a value may reference: `own`, the objects it is (an array and its views share
-    one), and `held`, the objects inside it (a list's elements, a dict's values); its `kind`
-    and, for a container, its `items`' kind (see `in_place`; None: not known)."""
-
-    own: frozenset[str] = frozenset()
-    held: frozenset[str] = frozenset()
-    kind: object = None
-    items: object = None
-
-    @property
-    def all(self) -> frozenset[str]:
-        return self.own | self.held
-
-    def __or__(self, other: Refs) -> Refs:  # type: ignore[override]
-        return Refs(
-            self.own | other.own,
-            self.held | other.held,
-            join_kinds(self.kind, other.kind),
-            join_kinds(self.items, other.items),
-        )
-
-    def element(self, container: bool = False) -> Refs:
-        """An item read from this value: from an array, a view of it (the same object) or,
-        picked by one integer, a number; from a known `container`, one of its elements."""
-        if container:
-            return make(self.held, self.held, self.items)
-        return make(self.all, self.held, indexed_kind(self.kind, [INT]))
-
-
-def make(own=frozenset(), held=frozenset(), kind=None, items=None) -> Refs:
-    """A value's `Refs`: a number references nothing."""
-    if kind in NUMBERS:
-        return Refs(kind=kind)
-    return Refs(own, held, kind, items)
-
-
-NOTHING = Refs(kind=SCALAR)
+from .memory import NOTHING, Change, Refs, State, make
+from .mutation_calls import CallWalker, may_change
+from .parse import ParsedFunction
+from .resolve import Resolution
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,55 +100,11 @@ def _number_refusal(parsed, node, name: str, param: str, operator: str) -> Trans
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class _Change:
-    """An in-place change through `writer` at `node`, which other names see."""
-
-    writer: str
-    node: cst.CSTNode
-    what: str
-
-
-@dataclasses.dataclass
-class _State:
-    memory: dict[str, Refs]
-    changed: dict[str, _Change]
-    containers: set[str]
-    copies_of: dict[str, str]  # name -> the argument it is (or is a plain copy of)
-
-    def copy(self) -> _State:
-        return _State(
-            dict(self.memory), dict(self.changed), set(self.containers), dict(self.copies_of)
-        )
-
-    def join(self, other: _State) -> None:
-        for name, refs in other.memory.items():
-            mine = self.memory.get(name)
-            self.memory[name] = refs if mine is None else mine | refs
-        for name, change in other.changed.items():
-            self.changed.setdefault(name, change)
-        self.containers |= other.containers
-        for name in list(self.copies_of):
-            if other.copies_of.get(name) != self.copies_of[name]:
-                del self.copies_of[name]
-
-    def key(self) -> tuple:
-        memory = tuple(
-            (n, tuple(sorted(r.own)), tuple(sorted(r.held)), str(r.kind), str(r.items))
-            for n, r in sorted(self.memory.items())
-        )
-        return memory, tuple(sorted(self.changed)), tuple(sorted(self.containers))
-
-    def holders(self, tokens: frozenset[str]) -> list[str]:
-        """Names whose value is, or holds, one of the objects `tokens`."""
-        return [name for name, refs in self.memory.items() if refs.all & tokens]
-
-
 def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[NumberCheck, ...]:
     """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
     made in place that normal form would miss whatever the arguments are; return the check
     left for when the arguments' types are known."""
-    if parsed.filename.startswith("<s2sgrad") or not _may_change(parsed, resolution, set()):
+    if parsed.filename.startswith("<s2sgrad") or not may_change(parsed, resolution, set()):
         # generated code transformed again (higher order) changes in place only what it owns,
         # adjoint buffers and the stacks its forward half hands its backward half
         return ()
@@ -224,10 +122,10 @@ def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=fr
     walker = _Walker(parsed, resolution, active)
     memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
-    walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
+    walker.block(list(parsed.funcdef.body.body), State(memory, {}, set(), arguments))
 
 
-class _Walker:
+class _Walker(CallWalker):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, active=frozenset()):
         self.parsed = parsed
         self.resolution = resolution
@@ -238,7 +136,7 @@ class _Walker:
         self.returned: list[Refs] = []
 
     # -- statements ------------------------------------------------------------------------
-    def block(self, statements, state: _State) -> None:
+    def block(self, statements, state: State) -> None:
         for statement in statements:
             if isinstance(statement, cst.If):
                 self.expression(statement.test, state)
@@ -258,7 +156,7 @@ class _Walker:
                 for small in statement.body:
                     self.small(small, state)
 
-    def loop(self, node, state: _State) -> None:
+    def loop(self, node, state: State) -> None:
         """Walk the body until the state at its start stops changing (a change late in one
         iteration is seen by a read early in the next); the loop may also run no times."""
         for _ in range(8):
@@ -272,7 +170,7 @@ class _Walker:
             if state.key() == before.key():
                 return
 
-    def bind_loop_target(self, target, iterable, state: _State) -> None:
+    def bind_loop_target(self, target, iterable, state: State) -> None:
         """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
         ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``."""
         builtin = None
@@ -297,7 +195,7 @@ class _Walker:
             return
         self.bind(target, self.element_of(iterable, state), state, None)
 
-    def small(self, node: cst.BaseSmallStatement, state: _State) -> None:
+    def small(self, node: cst.BaseSmallStatement, state: State) -> None:
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
             refs = self.expression(node.value, state)
             targets = node.targets if isinstance(node, cst.Assign) else [node]
@@ -315,7 +213,7 @@ class _Walker:
                 if isinstance(child, cst.BaseExpression):
                     self.expression(child, state)
 
-    def bind(self, target, refs: Refs, state: _State, value) -> None:
+    def bind(self, target, refs: Refs, state: State, value) -> None:
         """`target` now names `refs` (`value`: the expression, when there is one)."""
         if isinstance(target, cst.Name):
             name = target.value
@@ -343,7 +241,7 @@ class _Walker:
         elif isinstance(target, cst.Subscript):
             self.item_write(target, refs, state, target, in_place=False)
 
-    def refs_of(self, expr, state: _State) -> Refs:
+    def refs_of(self, expr, state: State) -> Refs:
         """The references of an already walked expression (a name, read again)."""
         if isinstance(expr, cst.Name) and expr.value in state.memory:
             return state.memory[expr.value]
@@ -372,7 +270,7 @@ class _Walker:
                     held=old.held | stored.all, items=join_kinds(old.items, kind)
                 )
 
-    def augmented(self, node: cst.AugAssign, state: _State) -> None:
+    def augmented(self, node: cst.AugAssign, state: State) -> None:
         stored = self.expression(node.value, state)
         target = node.target
         if isinstance(target, cst.Subscript):
@@ -408,18 +306,18 @@ class _Walker:
                     f"({name} = {name}.copy()) or write {name} = ... with a new value",
                 )
 
-    def change(self, writer: str, tokens, state: _State, node, what: str) -> None:
+    def change(self, writer: str, tokens, state: State, node, what: str) -> None:
         """Every other name sharing (or holding) `tokens` now has a value normal form does
         not know."""
         for name in state.holders(tokens):
             if name != writer and name not in state.changed:
-                state.changed[name] = _Change(writer, node, what)
+                state.changed[name] = Change(writer, node, what)
 
     def new_token(self) -> frozenset[str]:
         return frozenset({f"new:{next(self.fresh)}"})
 
     # -- expressions -----------------------------------------------------------------------
-    def expression(self, expr, state: _State, shape_only: bool = False) -> Refs:
+    def expression(self, expr, state: State, shape_only: bool = False) -> Refs:
         """What `expr` may reference, checking the reads and calls in it (`shape_only`: a
         name read for its shape, which a change in place keeps). Dispatches on the exact
         node type: this runs for every expression, several times in loops."""
@@ -457,7 +355,7 @@ class _Walker:
         self.children(expr, state)
         return NOTHING if kind is cst.Slice else Refs(self.new_token())  # x > 0: a new array
 
-    def binary(self, expr: cst.BinaryOperation, state: _State) -> Refs:
+    def binary(self, expr: cst.BinaryOperation, state: State) -> Refs:
         left, right = self.expression(expr.left, state), self.expression(expr.right, state)
         if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
             items = left.items if isinstance(expr.operator, cst.Multiply) else None
@@ -467,7 +365,7 @@ class _Walker:
         integer = is_integer_operator(expr.operator)
         return make(self.new_token(), kind=operation_kind([left.kind, right.kind], integer))
 
-    def literal(self, expr, state: _State) -> Refs:
+    def literal(self, expr, state: State) -> Refs:
         """A list, tuple, dict or set literal: a new object holding its values."""
         held, items = frozenset(), EMPTY
         for element in expr.elements:
@@ -479,7 +377,7 @@ class _Walker:
             items = join_kinds(items, None if starred else refs.kind)
         return Refs(self.new_token(), held, None, items)
 
-    def subscript(self, expr: cst.Subscript, state: _State) -> Refs:
+    def subscript(self, expr: cst.Subscript, state: State) -> Refs:
         kinds = []
         for element in expr.slice:
             inner = element.slice
@@ -487,7 +385,7 @@ class _Walker:
             kinds.append("slice" if isinstance(inner, cst.Slice) else refs.kind)
         return self.element_of(expr.value, state, kinds)
 
-    def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
+    def attribute(self, expr: cst.Attribute, state: State) -> Refs:
         if self.resolution.value_of(expr)[0]:
             return self.free_value(expr)
         attr = expr.attr.value
@@ -501,7 +399,7 @@ class _Walker:
             return Refs(refs.own, refs.held)
         return Refs(refs.all, refs.held)
 
-    def element_of(self, expr, state: _State, index: list | None = None) -> Refs:
+    def element_of(self, expr, state: State, index: list | None = None) -> Refs:
         """An item of `expr`: ``expr[index]`` (the kinds of the index's elements) or, with
         no index, one iteration of ``for v in expr``."""
         refs = self.expression(expr, state)
@@ -514,14 +412,14 @@ class _Walker:
             return refs.element(container=True)
         return make(refs.all, refs.held, indexed_kind(refs.kind, index or [INT]))
 
-    def children(self, expr, state: _State) -> Refs:
+    def children(self, expr, state: State) -> Refs:
         """The union of the references of `expr`'s child expressions."""
         refs = NOTHING
         for child in child_expressions(expr):
             refs = refs | self.expression(child, state)
         return refs
 
-    def name(self, expr: cst.Name, state: _State) -> Refs:
+    def name(self, expr: cst.Name, state: State) -> Refs:
         name = expr.value
         if name in state.memory:
             change = state.changed.get(name)
@@ -543,7 +441,7 @@ class _Walker:
         token = frozenset({f"global:{cst.Module(()).code_for_node(expr)}"})
         return Refs(token, token, kind, items)  # its items are the global's too
 
-    def stale_read(self, name: str, read: cst.Name, change: _Change) -> None:
+    def stale_read(self, name: str, read: cst.Name, change: Change) -> None:
         line = self.parsed.position(read)[0]
         raise self.parsed.error(
             change.node,
@@ -554,7 +452,7 @@ class _Walker:
             f"make {change.writer!r} a copy (.copy()) so that {name!r} keeps its value",
         )
 
-    def comprehension(self, expr, state: _State) -> Refs:
+    def comprehension(self, expr, state: State) -> Refs:
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
@@ -567,229 +465,18 @@ class _Walker:
             return self.expression(expr.value, inner)
         return self.expression(expr.elt, inner)
 
-    # -- calls -----------------------------------------------------------------------------
-    def call(self, expr: cst.Call, state: _State) -> Refs:
-        func = expr.func
-        spelled = (
-            self.resolution.spell(func) if isinstance(func, cst.Name | cst.Attribute) else None
-        )
-        shape_only = SHAPE_READS.get(spelled or "", ())
-        args = [
-            self.expression(arg.value, state, shape_only=k in shape_only and not arg.keyword)
-            for k, arg in enumerate(expr.args)
-        ]
-        every = frozenset().union(*(a.all for a in args))
-        found, callee = self.resolution.value_of(func)
-        self.refuse_out(expr, callee if found else None)
-        if found and mutates_first_argument(callee):
-            name = cst.Module(()).code_for_node(func)
-            raise self.parsed.error(
-                expr,
-                f"{name} changes its first argument in place, which s2sgrad does not follow: "
-                f"write into a copy with item assignment (y = y.copy(); y[index] = value), or "
-                f"build the new array with np.where",
-            )
-        if isinstance(func, cst.Attribute) and not _is_namespace(func.value, self.resolution):
-            return self.method_call(expr, func, args, every, state)  # x.sort(), GLOBAL.fill()
-        if found:
-            return self.known_call(expr, callee, args, every, state)
-        if isinstance(func, cst.Name) and func.value in self.nested:
-            return self.nested_call(self.nested[func.value], expr, args, state)
-        return Refs(self.new_token() | every, every)
-
-    def known_call(self, expr, callee, args, every, state: _State) -> Refs:
-        if is_user_callee(callee):
-            self.user_call(callee, expr, args)
-        if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
-            return Refs(every, every)
-        name = getattr(callee, "__name__", "")
-        module = getattr(callee, "__module__", "") or ""
-        positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
-        if module == "builtins":
-            return self.builtin_call(name, expr, positional, every)
-        if module.startswith(("numpy", "math", "s2sgrad.runtime")) or isinstance(
-            getattr(callee, "__self__", callee), np.ufunc
-        ):
-            if name in IN_PLACE_HELPERS and args:
-                target = expr.args[0].value
-                if isinstance(target, cst.Name):
-                    self.change(target.value, args[0].own, state, expr, "is written into")
-                return args[0]
-            return make(self.new_token(), kind=library_call_kind(callee, expr, positional))
-        return Refs(self.new_token() | every, every)  # may return (a view of) an argument
-
-    def builtin_call(self, name: str, expr: cst.Call, args: list, every) -> Refs:
-        """``len``, ``abs``, ``float``, ``range``, ``min``, ``list``, ...: their results."""
-        kinds = [arg.kind for arg in args]
-        if name in ("len", "int", "hash", "id"):
-            return Refs(kind=INT)
-        if name == "range":
-            return Refs(self.new_token(), items=INT)
-        if name in ("abs", "pow", "round") and args:
-            return make(self.new_token(), kind=operation_kind(kinds[: 1 if name != "pow" else 2]))
-        if name in ("min", "max") and len(args) > 1:  # one of the arguments
-            kind = kinds[0]
-            for other in kinds[1:]:
-                kind = join_kinds(kind, other)
-            return make(self.new_token() | every, every, kind)
-        if name in ("min", "max", "sum") and len(args) == 1:
-            item = args[0].element(args[0].items is not None)
-            kind = operation_kind([item.kind])
-            return make(self.new_token() | item.all, item.held, kind)
-        if name in FRESH_BUILTINS:
-            return make(self.new_token(), kind=SCALAR if name != "divmod" else None)
-        items = args[0].element(args[0].items is not None).kind if args else None
-        if name in ("list", "tuple", "sorted"):
-            return Refs(self.new_token() | every, every, None, items)
-        return Refs(self.new_token() | every, every)  # zip(...), iter(...)
+    def walk_callee(self, parsed, resolution, kinds: dict, active) -> None:
+        _walk(parsed, resolution, kinds, active)
 
 
-    def method_call(self, expr, func: cst.Attribute, args, every, state) -> Refs:
-        receiver = self.expression(func.value, state)
-        method = func.attr.value
-        owner = func.value.value if isinstance(func.value, cst.Name) else None
-        container = owner in state.containers or receiver.items is not None
-        if method in MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
-            text = owner or cst.Module(()).code_for_node(func.value)
-            instead = MUTATING_METHODS.get(method, "a new value").format(x=text)
-            raise self.parsed.error(
-                expr,
-                f"{text}.{method}(...) changes {text} in place, which s2sgrad does not "
-                f"follow: write {instead} instead",
-            )
-        if method in MODELLED_METHODS:
-            if owner is None:
-                raise self.parsed.error(expr, f".{method}() is supported on a local list only")
-            self.protect(owner, receiver.own, expr, f".{method}() on")
-            self.change(owner, receiver.own, state, expr, f"changes with .{method}()")
-            if method == "append" and args:
-                for name in state.holders(receiver.own):
-                    old = state.memory[name]
-                    state.memory[name] = old._replace(
-                        held=old.held | args[0].all, items=join_kinds(old.items, args[0].kind)
-                    )
-            return receiver.element(container) if method == "pop" else NOTHING
-        if method in VIEW_METHODS:
-            kind = view_kind(method, receiver.kind)
-            items = receiver.items if method == "values" else None
-            return Refs(receiver.own, receiver.held, kind, items)
-        if method in ELEMENT_METHODS:
-            return receiver.element(container)
-        if method == "copy" and container:  # a list's copy holds the same elements
-            return Refs(self.new_token(), receiver.held, None, receiver.items)
-        if method in FRESH_METHODS or method == "copy":
-            return make(self.new_token(), kind=method_kind(method, receiver.kind, args))
-        return Refs(self.new_token() | receiver.all | every, receiver.all | every)
-
-    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> None:
-        """A user function is compiled once for every call site: each call walks it with
-        what this call passes (a number, an array, a parameter's default), so that a callee
-        updating a parameter in place is refused, at its line, for a caller passing an
-        array, and accepted for one passing a number."""
-        try:
-            parsed = parse_function(callee)
-            resolution = resolve(parsed, callee)
-        except (TypeError, TransformError):
-            return  # refused when the callee is compiled
-        if not _may_change(parsed, resolution, set()):
-            return
-        kinds = call_kinds(callee, resolution.params, expr, args)
-        key = (callee.__code__, tuple(sorted(kinds.items(), key=lambda kv: kv[0])))
-        if key not in self.active and key not in self.walked:
-            _walk(parsed, resolution, kinds, self.active | {key})
-            self.walked.add(key)
-
-    def nested_call(self, node: cst.FunctionDef, expr, args, state: _State) -> Refs:
-        """A nested function, inlined by normal form: its body walked here, its parameters
-        sharing the arguments' memory, its own names kept apart from the caller's."""
-        inner = state.copy()
-        params = [p.name.value for p in node.params.params]
-        positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
-        bound = dict(zip(params, positional, strict=False))
-        bound.update(
-            (a.keyword.value, r) for a, r in zip(expr.args, args, strict=True) if a.keyword
-        )
-        for param, refs in bound.items():
-            inner.memory[param] = refs
-            inner.changed.pop(param, None)
-            inner.copies_of.pop(param, None)
-        outer_returned, self.returned = self.returned, []
-        self.nested.pop(node.name.value, None)  # recursion is refused by normal form
-        try:
-            self.block(list(node.body.body), inner)
-        finally:
-            self.nested[node.name.value] = node
-        result = self.returned[0] if self.returned else NOTHING
-        for refs in self.returned[1:]:
-            result = result | refs
-        self.returned = outer_returned
-        own = _assigned_in(node) | set(params)
-        for name, change in inner.changed.items():
-            if name not in own and name in state.memory:
-                state.changed.setdefault(name, change)
-        for name, refs in inner.memory.items():
-            if name not in own and name in state.memory:
-                state.memory[name] = state.memory[name] | refs
-        return result
-
-    def refuse_out(self, expr: cst.Call, callee) -> None:
-        """``out=`` (or a ufunc's output given by position) writes into an existing array."""
-        for arg in expr.args:
-            if arg.keyword is not None and arg.keyword.value == "out":
-                if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                    self.refuse(expr, arg)
-        if isinstance(callee, np.ufunc):
-            positional = [a for a in expr.args if a.keyword is None]
-            if len(positional) > callee.nin:
-                self.refuse(expr, positional[callee.nin])
-
-    def refuse(self, expr: cst.Call, arg: cst.Arg) -> None:
-        name = cst.Module(()).code_for_node(expr.func)
-        raise self.parsed.error(
-            arg,
-            f"{name}(..., out=...) writes into an existing array in place, which s2sgrad does "
-            f"not follow: write y = {name}(...) without out= and use the result",
-        )
-
-
-
-
-
-
-
-
-def _may_change(parsed: ParsedFunction, resolution: Resolution, seen: set) -> bool:
-    """Whether the function, or a user function it calls, may change something in place."""
-    if may_change_in_place(parsed.tree):
-        return True
-    for callee in user_callees(parsed.tree, resolution.free):
-        if callee.__code__ in seen:
-            continue
-        seen.add(callee.__code__)
-        try:
-            inner = parse_function(callee)
-            if _may_change(inner, resolve(inner, callee), seen):
-                return True
-        except (TypeError, TransformError):
-            continue  # refused when it is compiled
-    return False
-
-
-def _is_namespace(expr, resolution: Resolution) -> bool:
-    """`expr` names a module, a class or a ufunc (``np.linalg``, ``np.add``): an attribute
-    of it is a function, not a method of a value that could change."""
-    found, value = resolution.value_of(expr)
-    return found and isinstance(value, (types.ModuleType, type, np.ufunc))
-
-
-def _is_container_expr(expr, state: _State) -> bool:
+def _is_container_expr(expr, state: State) -> bool:
     kind = type(expr)
     if kind in (cst.List, cst.Tuple, cst.ListComp):
         return True
     return kind is cst.Name and expr.value in state.containers
 
 
-def _makes_container(value, state: _State) -> bool:
+def _makes_container(value, state: State) -> bool:
     if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp, cst.Set)):
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
@@ -797,13 +484,3 @@ def _makes_container(value, state: _State) -> bool:
     if isinstance(value, cst.BinaryOperation):
         return _is_container_expr(value.left, state) or _is_container_expr(value.right, state)
     return isinstance(value, cst.Name) and value.value in state.containers
-
-
-def _assigned_in(node: cst.FunctionDef) -> set[str]:
-    """Names a nested function's body binds (any name it mentions, conservatively, except
-    that reads of the caller's names are not bindings: they are filtered by the caller)."""
-    from .blocks import AssignedNames
-
-    collector = AssignedNames()
-    node.body.visit(collector)
-    return set(collector.names)
