@@ -47,6 +47,8 @@ def _check(fn, args):
     [
         ("scale_elements_of_a_global_array", (VECTOR,)),
         ("time_loop_on_a_number_argument", (0.8, VECTOR)),
+        ("loop_on_the_larger_of_a_number_argument_and_a_mean", (0.8, VECTOR)),
+        ("loop_on_the_larger_of_a_number_argument_and_a_mean", (-0.9, OTHER)),
         ("dict_slot_holding_a_number", (0.7, VECTOR)),
         ("dict_slot_holding_a_number", (-1.3, OTHER)),
         ("list_slot_holding_a_number", (0.7, VECTOR)),

@@ -292,8 +292,9 @@ def operation_kind(kinds: list, integer: bool = False) -> object:
         return INT if integer and all(k == INT for k in kinds) else SCALAR
     if all(k in IMMUTABLE for k in kinds):
         return ANY
-    if ARRAY in kinds and all(k in IMMUTABLE or k == ARRAY or isinstance(k, int) for k in kinds):
-        return ARRAY
+    known = all(k in IMMUTABLE or k == ARRAY or isinstance(k, int) for k in kinds)
+    if known and (ANY in kinds or ARRAY in kinds):
+        return ARRAY  # an array (some operand is one) whose rank the arguments decide
     ranks = [k for k in kinds if k not in NUMBERS]
     if all(isinstance(k, int) for k in ranks):
         return max(ranks)

@@ -10,22 +10,31 @@ import typing
 
 import libcst as cst
 
-from .in_place import INT, NUMBERS, SCALAR, indexed_kind, join_kinds
+from .in_place import ANY, INT, NUMBERS, SCALAR, indexed_kind, join_kinds
 
 
 class Refs(typing.NamedTuple):
     """What a value may reference: `own`, the objects it is (an array and its views share
     one), and `held`, the objects inside it (a list's elements, a dict's values); its `kind`
-    and, for a container, its `items`' kind (see `in_place`; None: not known)."""
+    and, for a container, its `items`' kind (see `in_place`; None: not known). `maybe` are
+    the tokens it has only through values of kind ANY (an argument that may be a number, in
+    the walk before argument types are known): an in-place update that is a change only for
+    an array does not count them (a number is rebound), a write into the value does."""
 
     own: frozenset[str] = frozenset()
     held: frozenset[str] = frozenset()
     kind: object = None
     items: object = None
+    maybe: frozenset[str] = frozenset()
 
     @property
     def all(self) -> frozenset[str]:
         return self.own | self.held
+
+    @property
+    def surely(self) -> frozenset[str]:
+        """The tokens that are memory whatever the arguments are."""
+        return self.all - self.maybe
 
     def __or__(self, other: Refs) -> Refs:  # type: ignore[override]
         return Refs(
@@ -33,6 +42,7 @@ class Refs(typing.NamedTuple):
             self.held | other.held,
             join_kinds(self.kind, other.kind),
             join_kinds(self.items, other.items),
+            (self.maybe | other.maybe) - self.surely - other.surely,
         )
 
     def element(self, container: bool = False) -> Refs:
@@ -47,7 +57,7 @@ def make(own=frozenset(), held=frozenset(), kind=None, items=None) -> Refs:
     """A value's `Refs`: a number references nothing."""
     if kind in NUMBERS:
         return Refs(kind=kind)
-    return Refs(own, held, kind, items)
+    return Refs(own, held, kind, items, own | held if kind == ANY else frozenset())
 
 
 NOTHING = Refs(kind=SCALAR)
@@ -87,7 +97,7 @@ class State:
 
     def key(self) -> tuple:
         memory = tuple(
-            (n, tuple(sorted(r.own)), tuple(sorted(r.held)), str(r.kind), str(r.items))
+            (n, sorted(r.own), sorted(r.held), str(r.kind), str(r.items), sorted(r.maybe))
             for n, r in sorted(self.memory.items())
         )
         return memory, tuple(sorted(self.changed)), tuple(sorted(self.containers))

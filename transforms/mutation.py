@@ -259,16 +259,15 @@ class _Walker(CallWalker):
         container = base.value in state.containers or refs.items is not None
         # ``d[k] op= v`` changes the item itself only if it is not a number
         item_changes = in_place and container and refs.items not in IMMUTABLE
-        changed = refs.all if item_changes else refs.own
+        changed = refs.own | (refs.held - refs.maybe) if item_changes else refs.own
         self.protect(base.value, changed, node, "item assignment to")
         self.change(base.value, changed, state, node, "is written into")
         if container:
             kind = operation_kind([refs.items, stored.kind]) if in_place else stored.kind
             for name in state.holders(refs.own):
                 old = state.memory[name]
-                state.memory[name] = old._replace(
-                    held=old.held | stored.all, items=join_kinds(old.items, kind)
-                )
+                new = Refs(held=stored.all, kind=old.kind, items=kind, maybe=stored.maybe)
+                state.memory[name] = old | new
 
     def augmented(self, node: cst.AugAssign, state: State) -> None:
         stored = self.expression(node.value, state)
@@ -278,18 +277,19 @@ class _Walker(CallWalker):
             return
         name = target.value
         refs = self.expression(target, state)
-        if refs.kind in IMMUTABLE:  # a number is rebound (ANY: for some argument types)
+        surely = refs.own - refs.maybe  # (the rest is memory only if an argument is an array)
+        if refs.kind in IMMUTABLE or (refs.own and not surely):  # a number is rebound
             kind = operation_kind([refs.kind, stored.kind], is_integer_operator(node.operator))
             state.memory[name] = make(self.new_token(), kind=kind)
             state.changed.pop(name, None)
             state.copies_of.pop(name, None)
             return
         param = state.copies_of.get(name)
-        if param is not None:  # an array argument would change for the caller
+        if param is not None and f"arg:{param}" in surely:  # the caller's array would change
             operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
             raise _number_refusal(self.parsed, node, name, param, operator)
-        self.protect(name, refs.own, node, "in-place update of")
-        self.change(name, refs.own, state, node, "is updated in place (if it is an array)")
+        self.protect(name, surely, node, "in-place update of")
+        self.change(name, surely, state, node, "is updated in place (if it is an array)")
         if name in state.containers:  # items += [v] extends the list
             state.memory[name] = refs | Refs(held=stored.all)
 
