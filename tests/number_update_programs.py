@@ -81,6 +81,16 @@ def reductions_are_numbers(x):
     return s + m
 
 
+def identity(a, n):
+    return a
+
+
+def update_the_number_a_callee_returns(y, w):
+    c = d = identity(y, 1)
+    c /= 1.0 + c**2
+    return c * np.sum(w) + d
+
+
 def callee(a, b=0.5, *, c=1.0):
     c *= np.tanh(np.dot(a, GV))
     b += c
@@ -120,6 +130,13 @@ def unpack_the_rows_of_a_local_matrix(x):
     a, b, c = p
     a *= 2.0  # REJECT
     return np.sum(p) + np.sum(b * c)
+
+
+def update_the_array_a_callee_returns(x):
+    p = x * 1.0
+    q = identity(p, 0)
+    q *= 2.0  # REJECT
+    return np.sum(p * x)
 
 
 def array_callee(a, *, c=1.0):

@@ -55,6 +55,7 @@ def _check(fn, args):
         ("unpack_the_rows_of_a_vector", (VECTOR,)),
         ("elements_of_a_vector_argument", (VECTOR,)),
         ("reductions_are_numbers", (OTHER,)),
+        ("update_the_number_a_callee_returns", (0.6, VECTOR)),
         ("calls_with_defaults_and_numbers", (VECTOR,)),
     ],
 )
@@ -85,6 +86,7 @@ def _marked(fn):
         ("list_slot_holding_a_local_array", (VECTOR,), None),
         ("rows_of_a_matrix_argument", (MATRIX,), None),
         ("unpack_the_rows_of_a_local_matrix", (MATRIX,), None),
+        ("update_the_array_a_callee_returns", (VECTOR,), None),
         ("calls_with_a_local_array", (VECTOR,), "array_callee"),
         ("calls_with_an_array_argument", (VECTOR, OTHER), "array_callee"),
     ],

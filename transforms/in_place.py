@@ -273,6 +273,8 @@ def join_kinds(a, b):
 def indexed_kind(kind, index_kinds: list) -> object:
     """The kind of ``x[i, j:, ...]``: each integer index drops a dimension, each slice keeps
     one; anything else (a mask, ``None``, ``...``) gives an array not known here."""
+    if kind in NUMBERS:  # an error, or a new 0-d array (np.float64(1.0)[...])
+        return SCALAR
     if kind in (ANY, ARRAY):  # an item of an array argument: a number for a vector
         if all(k == INT for k in index_kinds):
             return ANY

@@ -118,11 +118,23 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
 
 def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=frozenset()):
     """One walk, with the arguments of `kinds` (`active`: the user functions being walked
-    with the kinds of their arguments, which a recursive call does not walk again)."""
+    with the kinds of their arguments, which a recursive call does not walk again); returns
+    the kind of what the function returns (None: not known)."""
     walker = _Walker(parsed, resolution, active)
     memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
     walker.block(list(parsed.funcdef.body.body), State(memory, {}, set(), arguments))
+    if not walker.returned or not all(_returns(line) for line in parsed.funcdef.body.body[-1:]):
+        return None  # (falls off its end: None)
+    kind = walker.returned[0].kind
+    for refs in walker.returned[1:]:
+        kind = join_kinds(kind, refs.kind)
+    return kind
+
+
+def _returns(line) -> bool:
+    """A last statement that is a return (the function cannot fall off its end)."""
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[-1], cst.Return)
 
 
 class _Walker(CallWalker):
@@ -130,7 +142,7 @@ class _Walker(CallWalker):
         self.parsed = parsed
         self.resolution = resolution
         self.active = active
-        self.walked: set = set()
+        self.walked: dict = {}  # (callee, argument kinds) -> the kind of its result
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}
         self.returned: list[Refs] = []
@@ -465,8 +477,8 @@ class _Walker(CallWalker):
             return self.expression(expr.value, inner)
         return self.expression(expr.elt, inner)
 
-    def walk_callee(self, parsed, resolution, kinds: dict, active) -> None:
-        _walk(parsed, resolution, kinds, active)
+    def walk_callee(self, parsed, resolution, kinds: dict, active) -> object:
+        return _walk(parsed, resolution, kinds, active)
 
 
 def _is_container_expr(expr, state: State) -> bool:

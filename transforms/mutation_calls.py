@@ -78,7 +78,8 @@ class CallWalker:
 
     def known_call(self, expr, callee, args, every, state: State) -> Refs:
         if is_user_callee(callee):
-            self.user_call(callee, expr, args)
+            kind = self.user_call(callee, expr, args)
+            return make(self.new_token() | every, every, kind)  # may return an argument
         if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
             return Refs(every, every)
         name = getattr(callee, "__name__", "")
@@ -159,23 +160,23 @@ class CallWalker:
             return make(self.new_token(), kind=method_kind(method, receiver.kind, args))
         return Refs(self.new_token() | receiver.all | every, receiver.all | every)
 
-    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> None:
+    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> object:
         """A user function is compiled once for every call site: each call walks it with
         what this call passes (a number, an array, a parameter's default), so that a callee
         updating a parameter in place is refused, at its line, for a caller passing an
-        array, and accepted for one passing a number."""
+        array, and accepted for one passing a number. Returns the kind of its result."""
         try:
             parsed = parse_function(callee)
             resolution = resolve(parsed, callee)
         except (TypeError, TransformError):
-            return  # refused when the callee is compiled
-        if not may_change(parsed, resolution, set()):
-            return
+            return None  # refused when the callee is compiled
         kinds = call_kinds(callee, resolution.params, expr, args)
         key = (callee.__code__, tuple(sorted(kinds.items(), key=lambda kv: kv[0])))
-        if key not in self.active and key not in self.walked:
-            self.walk_callee(parsed, resolution, kinds, self.active | {key})
-            self.walked.add(key)
+        if key in self.active:  # recursion: its result is what is being found
+            return None
+        if key not in self.walked:
+            self.walked[key] = self.walk_callee(parsed, resolution, kinds, self.active | {key})
+        return self.walked[key]
 
     def nested_call(self, node: cst.FunctionDef, expr, args, state: State) -> Refs:
         """A nested function, inlined by normal form: its body walked here, its parameters
