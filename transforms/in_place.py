@@ -5,6 +5,7 @@ check, and small helpers on expressions. No analysis here: plain data and pure f
 from __future__ import annotations
 
 import ast
+import types
 
 import libcst as cst
 import numpy as np
@@ -237,3 +238,231 @@ def elements_of(value, count: int) -> list:
         if not any(isinstance(e, cst.StarredElement) for e in value.elements):
             return [e.value for e in value.elements]
     return [None] * count
+
+
+# -- kinds: what the analysis knows of a value's type ---------------------------------------
+# An immutable number (a Python number or a NumPy scalar: ``s += 1`` only rebinds it), an
+# integer (a number that can index), an array with a known number of dimensions (an int), not
+# known (None), or ANY: what the arguments make it, a number for some (the transform-time run,
+# before argument types are known, lets ANY pass where only an array would be refused).
+SCALAR = "scalar"
+INT = "int"
+ANY = "any"
+NUMBERS = frozenset({SCALAR, INT})
+IMMUTABLE = NUMBERS | {ANY}
+EMPTY = "empty"  # the items of an empty list: none yet
+ARRAY = "array"  # an array whose rank the arguments decide (a slice of one): its items are ANY
+_ARRAYS = frozenset({ARRAY, *range(1, 33)})
+
+
+def join_kinds(a, b):
+    """The kind of a value that is one of two values, of kinds `a` and `b`."""
+    if a == b or b == EMPTY:
+        return a
+    if a == EMPTY:
+        return b
+    if a in NUMBERS and b in NUMBERS:
+        return SCALAR
+    if a in IMMUTABLE and b in IMMUTABLE:
+        return ANY
+    if {a, b} <= _ARRAYS:
+        return ARRAY
+    return None
+
+
+def indexed_kind(kind, index_kinds: list) -> object:
+    """The kind of ``x[i, j:, ...]``: each integer index drops a dimension, each slice keeps
+    one; anything else (a mask, ``None``, ``...``) gives an array not known here."""
+    if kind in NUMBERS:  # an error, or a new 0-d array (np.float64(1.0)[...])
+        return SCALAR
+    if kind in (ANY, ARRAY):  # an item of an array argument: a number for a vector
+        if all(k == INT for k in index_kinds):
+            return ANY
+        return ARRAY if all(k in (INT, "slice") for k in index_kinds) else None
+    if not isinstance(kind, int) or kind < len(index_kinds):
+        return None
+    if not all(k in (INT, "slice") for k in index_kinds):
+        return None
+    rank = kind - sum(1 for k in index_kinds if k == INT)
+    return SCALAR if rank == 0 else rank
+
+
+def operation_kind(kinds: list, integer: bool = False) -> object:
+    """The kind of an elementwise result (arithmetic, a ufunc) of operands of `kinds`: a number
+    from numbers (an integer when `integer` and every operand is), else the largest rank."""
+    if all(k in NUMBERS for k in kinds):
+        return INT if integer and all(k == INT for k in kinds) else SCALAR
+    if all(k in IMMUTABLE for k in kinds):
+        return ANY
+    known = all(k in IMMUTABLE or k == ARRAY or isinstance(k, int) for k in kinds)
+    if known and (ANY in kinds or ARRAY in kinds):
+        return ARRAY  # an array (some operand is one) whose rank the arguments decide
+    ranks = [k for k in kinds if k not in NUMBERS]
+    if all(isinstance(k, int) for k in ranks):
+        return max(ranks)
+    return None
+
+
+def product_kind(a, b) -> object:
+    """``a @ b``, ``np.dot(a, b)``: a number for two vectors."""
+    if a == 1 and b == 1:
+        return SCALAR
+    if {a, b} <= {1, ANY, ARRAY}:
+        return ANY
+    if isinstance(a, int) and isinstance(b, int) and a >= 1 and b >= 1:
+        return a + b - 2 if min(a, b) == 1 else max(a, b)
+    return None
+
+
+# NumPy functions giving a number when called on one value with no axis
+REDUCTIONS = _numpy_functions(
+    "sum mean prod max min amax amin var std median average ptp nansum nanmean nanmax nanmin "
+    "linalg.norm linalg.det count_nonzero"
+)
+# NumPy functions giving a 1-D array whatever they are given
+FLAT_RESULTS = _numpy_functions("cumsum cumprod ravel arange linspace diff flatnonzero")
+# NumPy functions building an array of the shape given as their first argument
+SHAPED_CONSTRUCTORS = _numpy_functions("zeros ones full empty")
+
+
+def kind_of_value(value) -> object:
+    """The kind of a global's or closure's value."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return INT
+    if isinstance(value, (float, complex, bool, str, np.generic)) or value is None:
+        return SCALAR
+    if isinstance(value, np.ndarray):
+        return value.ndim
+    return None
+
+
+def items_kind(value) -> object:
+    """The kind every item of a global list/tuple/dict has (None if they differ or it is
+    empty or not a container)."""
+    if isinstance(value, dict):
+        value = list(value.values())
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    kind = kind_of_value(value[0])
+    for item in value[1:]:
+        kind = join_kinds(kind, kind_of_value(item))
+    return kind
+
+
+def library_call_kind(callee, expr: cst.Call, args: list) -> object:
+    """The kind of what a NumPy or `math` function returns, given what the analysis knows of
+    its positional `args` (their ``kind`` and, for containers, ``items``); None where this
+    table does not know."""
+    kinds = [arg.kind for arg in args]
+    keywords = [a.keyword.value for a in expr.args if a.keyword is not None]
+    module = getattr(callee, "__module__", "") or ""
+    if module == "math":
+        return SCALAR
+    if is_in(callee, REDUCTIONS):
+        return SCALAR if len(kinds) == 1 and not set(keywords) - {"dtype"} else None
+    if callee in (np.dot, np.matmul, np.inner) and len(kinds) == 2:
+        return product_kind(*kinds)
+    if callee is np.vdot:
+        return SCALAR
+    if callee is np.where and len(kinds) == 3:  # a 0-d array (mutable) from numbers
+        return operation_kind([0 if k in NUMBERS else k for k in kinds])
+    if isinstance(callee, np.ufunc) and len(kinds) == callee.nin and not keywords:
+        return operation_kind(kinds)
+    if is_in(callee, FLAT_RESULTS) and "axis" not in keywords:
+        return 1
+    if is_in(callee, SHAPED_CONSTRUCTORS) and expr.args:
+        shape = expr.args[0].value
+        if isinstance(shape, (cst.Tuple, cst.List)):
+            return len(shape.elements) or None
+        return 1 if kinds and kinds[0] == INT else None
+    if callee in (np.copy, np.zeros_like, np.ones_like, np.full_like, np.empty_like) and kinds:
+        return kinds[0] if isinstance(kinds[0], int) else None
+    pieces = args[0].items if args else None
+    if callee is np.concatenate and "axis" not in keywords:
+        return pieces if pieces == ARRAY or (isinstance(pieces, int) and pieces >= 1) else None
+    if callee is np.array and len(args) == 1 and not keywords:
+        if pieces in NUMBERS:
+            return 1
+        return pieces + 1 if isinstance(pieces, int) else None
+    return None
+
+
+def is_integer_operator(operator) -> bool:
+    """``+ - * // %`` (and their augmented forms) keep integers integers."""
+    name = type(operator).__name__.removesuffix("Assign")
+    return name in ("Add", "Subtract", "Multiply", "FloorDivide", "Modulo")
+
+
+def view_kind(method: str, kind) -> object:
+    """The kind of ``x.method()`` for a method giving a view of ``x``."""
+    if method == "ravel":
+        return 1
+    if method in ("transpose", "conj", "conjugate", "view") and isinstance(kind, int):
+        return kind
+    return None
+
+
+def method_kind(method: str, kind, args: list) -> object:
+    """The kind of ``x.method(...)`` for a method giving a new value."""
+    if method in ("sum", "mean", "prod", "max", "min", "var", "std", "ptp", "item") and not args:
+        return SCALAR
+    if method in ("argmax", "argmin", "count", "index", "__len__") and not args:
+        return INT
+    if method in ("any", "all", "__contains__"):
+        return SCALAR if not args or method == "__contains__" else None
+    if method in ("cumsum", "cumprod", "flatten") and not args:
+        return 1
+    if method == "dot" and len(args) == 1:
+        return product_kind(kind, args[0].kind)
+    if method in ("copy", "astype", "clip", "round"):
+        return kind if isinstance(kind, int) or kind in NUMBERS else None
+    return None
+
+
+def is_user_callee(value) -> bool:
+    """A user's function, transformed in turn where it is called (`calls`)."""
+    if not isinstance(value, types.FunctionType) or hasattr(value, "__sg_custom_gradient__"):
+        return False
+    module = getattr(value, "__module__", "") or ""
+    return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
+
+
+def user_callees(tree: ast.Module | None, free) -> list:
+    """The user functions a function calls by a free name (``g(...)``, ``module.g(...)``)."""
+    found = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if type(node) is not ast.Call:
+            continue
+        parts, func = [], node.func
+        while type(func) is ast.Attribute:
+            parts.append(func.attr)
+            func = func.value
+        if type(func) is not ast.Name or func.id not in free:
+            continue
+        value = free[func.id]
+        for part in reversed(parts):
+            value = getattr(value, part, None)
+        if is_user_callee(value):
+            found.append(value)
+    return found
+
+
+def call_kinds(callee, params, expr: cst.Call, args: list) -> dict:
+    """The kind of each of `callee`'s parameters in the call `expr`, given what is known of
+    the `args` (its default's kind, when the call leaves it out; not known behind ``*a``)."""
+    if any(arg.star for arg in expr.args):
+        return dict.fromkeys(params)
+    code = callee.__code__
+    positional = [r.kind for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
+    kinds = dict(zip(params[: code.co_argcount], positional, strict=False))
+    for arg, refs in zip(expr.args, args, strict=True):
+        if arg.keyword is not None:
+            kinds[arg.keyword.value] = refs.kind
+    defaults = dict(callee.__kwdefaults__ or {})
+    given = callee.__defaults__ or ()
+    with_defaults = params[code.co_argcount - len(given) : code.co_argcount]
+    defaults.update(zip(with_defaults, given, strict=True))
+    for param in params:
+        if param not in kinds:
+            kinds[param] = kind_of_value(defaults[param]) if param in defaults else None
+    return kinds

@@ -13,170 +13,142 @@ Then:
   form models (``x.fill``, ``x.sort()``, ``np.put``, ``np.copyto``, ``out=``, ``list.extend``,
   ...) is a `TransformError` naming what to write instead;
 - an item write or augmented assignment to a value that may share memory with an argument or
-  a global is a `TransformError`, except ``y op= v`` where ``y`` is an argument or a plain copy
-  of one: that rebinds a Python number and changes an array in place, so it is recorded as a
-  `NumberCheck`, verified once the argument's type is known (`NormalForm.check_numbers`);
+  a global is a `TransformError`;
 - an in-place change through one name marks every other name sharing its memory as changed
   behind its back; reading such a name afterwards is a `TransformError` at the change.
 
+Numbers cannot change: ``s += 1`` on a Python number or a NumPy scalar only rebinds it, and
+``d[k] += v`` on a slot holding one changes the dict, not the number. So each value also has a
+*kind* (`in_place.SCALAR`, ...): a number (literals, ``abs``/``math``/``float()``, reductions
+with no axis, ``np.dot`` of vectors, an element of a 1-D array or of a list of numbers, and
+arithmetic on numbers), an array of known rank, or not known. A number references no memory.
+An argument's kind is known only per specialization (the dispatcher specializes on Python
+numbers and array ranks), so the walk runs once with every argument ``ANY`` (a number where
+only an array would be refused): what it refuses is refused for every argument type, at
+transform time; and once with nothing known: if that refuses too, a `NumberCheck` runs the walk
+again when the types are known (`shapes.infer_shapes`), raising at the user's line at the
+first call.
+
 Loops are walked until what they change stops growing; both branches of an ``if`` are
 walked and joined; a nested function is walked where it is called, its parameters sharing
-the memory of the arguments. The tables of what changes in place and what shares memory are
-in `in_place`.
+the memory of the arguments; a user function is walked again for each call, with the kinds of
+that call's arguments. The tables of what changes in place, what shares memory and what kind
+a result has are in `in_place`, what a value references in `memory`, the walk of calls in
+`mutation_calls`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
-import types
 import typing
 
 import libcst as cst
-import numpy as np
 
+from .errors import TransformError
 from .in_place import (
+    ANY,
     COMPREHENSIONS,
     CONSTANTS,
-    ELEMENT_METHODS,
-    FRESH_BUILTINS,
-    FRESH_METHODS,
+    EMPTY,
+    IMMUTABLE,
+    INT,
     LITERALS,
-    MODELLED_METHODS,
     MUTABLE,
-    MUTATING_METHODS,
     PLAIN_ATTRIBUTES,
-    SHAPE_READS,
+    SCALAR,
     VIEW_ATTRIBUTES,
-    VIEW_FUNCTIONS,
-    VIEW_METHODS,
     child_expressions,
-    copy_is_false,
     elements_of,
-    is_in,
-    may_change_in_place,
-    mutates_first_argument,
+    indexed_kind,
+    is_integer_operator,
+    items_kind,
+    join_kinds,
+    kind_of_value,
+    operation_kind,
+    product_kind,
 )
-from .lines import IN_PLACE_HELPERS
+from .memory import NOTHING, Change, Refs, State, make
+from .mutation_calls import CallWalker, may_change
 from .parse import ParsedFunction
 from .resolve import Resolution
 
 
-class Refs(typing.NamedTuple):
-    """What a value may reference: `own`, the objects it is (an array and its views share
-    one), and `held`, the objects inside it (a list's elements, a dict's values)."""
-
-    own: frozenset[str] = frozenset()
-    held: frozenset[str] = frozenset()
-
-    @property
-    def all(self) -> frozenset[str]:
-        return self.own | self.held
-
-    def __or__(self, other: Refs) -> Refs:  # type: ignore[override]
-        return Refs(self.own | other.own, self.held | other.held)
-
-    def element(self, container: bool = False) -> Refs:
-        """An item read from this value: a view of an array (the same object), or, from a
-        known `container`, one of its elements."""
-        return Refs(self.held if container else self.all, self.held)
-
-
-NOTHING = Refs()
-
-
 @dataclasses.dataclass(frozen=True)
 class NumberCheck:
-    """``y op= v`` where ``y`` is argument `param` (or a plain copy of it): a rebinding when
-    the argument is a Python number, a change to the caller's array otherwise."""
+    """The walk to run again once the arguments' types are known: what it refuses depends on
+    which arguments are numbers (``y op= v`` rebinds a number and changes an array in place)."""
 
-    param: str
-    name: str
-    operator: str
     parsed: ParsedFunction
-    node: cst.CSTNode
+    resolution: Resolution
 
-    def verify(self, numbers_: frozenset[str]) -> None:
-        """Raise the `TransformError` unless `param` is known to be a Python number."""
-        if self.param in numbers_:
-            return
-        which = repr(self.name) if self.name == self.param else f"{self.name!r} (a copy of it)"
-        raise self.parsed.error(
-            self.node,
-            f"in-place update of {which}, which is the argument {self.param!r}, is only "
-            f"supported when {self.param} is a Python number (an array would be changed for the "
-            f"caller): write {self.name} = {self.name} {self.operator} ... instead",
-        )
+    def verify(self, numbers: frozenset[str], ndims: typing.Mapping[str, int] | None = None):
+        """Raise the `TransformError`, if any, for arguments of these types: `numbers` are
+        Python numbers, `ndims` arrays of that rank, the others not known."""
+        ndims = ndims or {}
+        kinds = {p: SCALAR if p in numbers else ndims.get(p) for p in self.resolution.params}
+        _walk(self.parsed, self.resolution, kinds)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Change:
-    """An in-place change through `writer` at `node`, which other names see."""
-
-    writer: str
-    node: cst.CSTNode
-    what: str
-
-
-@dataclasses.dataclass
-class _State:
-    memory: dict[str, Refs]
-    changed: dict[str, _Change]
-    containers: set[str]
-    copies_of: dict[str, str]  # name -> the argument it is (or is a plain copy of)
-
-    def copy(self) -> _State:
-        return _State(
-            dict(self.memory), dict(self.changed), set(self.containers), dict(self.copies_of)
-        )
-
-    def join(self, other: _State) -> None:
-        for name, refs in other.memory.items():
-            self.memory[name] = self.memory.get(name, NOTHING) | refs
-        for name, change in other.changed.items():
-            self.changed.setdefault(name, change)
-        self.containers |= other.containers
-        for name in list(self.copies_of):
-            if other.copies_of.get(name) != self.copies_of[name]:
-                del self.copies_of[name]
-
-    def key(self) -> tuple:
-        memory = tuple(
-            (n, tuple(sorted(r.own)), tuple(sorted(r.held))) for n, r in sorted(self.memory.items())
-        )
-        return memory, tuple(sorted(self.changed)), tuple(sorted(self.containers))
-
-    def holders(self, tokens: frozenset[str]) -> list[str]:
-        """Names whose value is, or holds, one of the objects `tokens`."""
-        return [name for name, refs in self.memory.items() if refs.all & tokens]
+def _number_refusal(parsed, node, name: str, param: str, operator: str) -> TransformError:
+    which = repr(name) if name == param else f"{name!r} (a copy of it)"
+    return parsed.error(
+        node,
+        f"in-place update of {which}, which is the argument {param!r}, is only supported "
+        f"when {param} is a Python number (an array would be changed for the caller): write "
+        f"{name} = {name} {operator} ... instead",
+    )
 
 
 def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[NumberCheck, ...]:
     """Walk `parsed` (see the module docstring): raise `TransformError` at the first change
-    made in place that normal form would miss; return the checks left for when the
-    arguments' types are known."""
-    if parsed.filename.startswith("<s2sgrad") or not may_change_in_place(parsed.tree):
+    made in place that normal form would miss whatever the arguments are; return the check
+    left for when the arguments' types are known."""
+    if parsed.filename.startswith("<s2sgrad") or not may_change(parsed, resolution, set()):
         # generated code transformed again (higher order) changes in place only what it owns,
         # adjoint buffers and the stacks its forward half hands its backward half
         return ()
-    walker = _Walker(parsed, resolution)
-    memory = {p: Refs(frozenset({f"arg:{p}"})) for p in resolution.params}
+    _walk(parsed, resolution, dict.fromkeys(resolution.params, ANY))
+    try:
+        _walk(parsed, resolution, dict.fromkeys(resolution.params))
+    except TransformError:
+        return (NumberCheck(parsed, resolution),)
+    return ()
+
+
+def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=frozenset()):
+    """One walk, with the arguments of `kinds` (`active`: the user functions being walked
+    with the kinds of their arguments, which a recursive call does not walk again); returns
+    the kind of what the function returns (None: not known)."""
+    walker = _Walker(parsed, resolution, active)
+    memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
-    walker.block(list(parsed.funcdef.body.body), _State(memory, {}, set(), arguments))
-    return tuple(walker.checks)
+    walker.block(list(parsed.funcdef.body.body), State(memory, {}, set(), arguments))
+    if not walker.returned or not all(_returns(line) for line in parsed.funcdef.body.body[-1:]):
+        return None  # (falls off its end: None)
+    kind = walker.returned[0].kind
+    for refs in walker.returned[1:]:
+        kind = join_kinds(kind, refs.kind)
+    return kind
 
 
-class _Walker:
-    def __init__(self, parsed: ParsedFunction, resolution: Resolution):
+def _returns(line) -> bool:
+    """A last statement that is a return (the function cannot fall off its end)."""
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[-1], cst.Return)
+
+
+class _Walker(CallWalker):
+    def __init__(self, parsed: ParsedFunction, resolution: Resolution, active=frozenset()):
         self.parsed = parsed
         self.resolution = resolution
-        self.checks: list[NumberCheck] = []
+        self.active = active
+        self.walked: dict = {}  # (callee, argument kinds) -> the kind of its result
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}
         self.returned: list[Refs] = []
 
     # -- statements ------------------------------------------------------------------------
-    def block(self, statements, state: _State) -> None:
+    def block(self, statements, state: State) -> None:
         for statement in statements:
             if isinstance(statement, cst.If):
                 self.expression(statement.test, state)
@@ -196,14 +168,13 @@ class _Walker:
                 for small in statement.body:
                     self.small(small, state)
 
-    def loop(self, node, state: _State) -> None:
+    def loop(self, node, state: State) -> None:
         """Walk the body until the state at its start stops changing (a change late in one
         iteration is seen by a read early in the next); the loop may also run no times."""
         for _ in range(8):
             before = state.copy()
             if isinstance(node, cst.For):
-                items = self.element_of(node.iter, state)
-                self.bind(node.target, items, state, None)
+                self.bind_loop_target(node.target, node.iter, state)
             else:
                 self.expression(node.test, state)
             self.block(list(node.body.body), state)
@@ -211,7 +182,32 @@ class _Walker:
             if state.key() == before.key():
                 return
 
-    def small(self, node: cst.BaseSmallStatement, state: _State) -> None:
+    def bind_loop_target(self, target, iterable, state: State) -> None:
+        """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
+        ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``."""
+        builtin = None
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
+            found, value = self.resolution.value_of(iterable.func)
+            if found and value in (enumerate, zip, reversed) and iterable.args:
+                builtin = value
+        arguments = [a.value for a in iterable.args] if builtin else []
+        if builtin is reversed and len(arguments) == 1:
+            self.bind(target, self.element_of(arguments[0], state), state, None)
+            return
+        pairs = isinstance(target, (cst.Tuple, cst.List)) and not any(
+            isinstance(e, cst.StarredElement) for e in target.elements
+        )
+        if pairs and builtin is enumerate and len(arguments) == 1 and len(target.elements) == 2:
+            self.bind(target.elements[0].value, Refs(kind=INT), state, None)
+            self.bind(target.elements[1].value, self.element_of(arguments[0], state), state, None)
+            return
+        if pairs and builtin is zip and len(arguments) == len(target.elements):
+            for element, argument in zip(target.elements, arguments, strict=True):
+                self.bind(element.value, self.element_of(argument, state), state, None)
+            return
+        self.bind(target, self.element_of(iterable, state), state, None)
+
+    def small(self, node: cst.BaseSmallStatement, state: State) -> None:
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
             refs = self.expression(node.value, state)
             targets = node.targets if isinstance(node, cst.Assign) else [node]
@@ -229,7 +225,7 @@ class _Walker:
                 if isinstance(child, cst.BaseExpression):
                     self.expression(child, state)
 
-    def bind(self, target, refs: Refs, state: _State, value) -> None:
+    def bind(self, target, refs: Refs, state: State, value) -> None:
         """`target` now names `refs` (`value`: the expression, when there is one)."""
         if isinstance(target, cst.Name):
             name = target.value
@@ -246,13 +242,18 @@ class _Walker:
                 state.copies_of.pop(name, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = elements_of(value, len(target.elements))
-            items = [refs.element() if v is None else self.refs_of(v, state) for v in values]
+            container = refs.items is not None or (
+                isinstance(value, cst.Name) and value.value in state.containers
+            )
+            items = [
+                refs.element(container) if v is None else self.refs_of(v, state) for v in values
+            ]
             for element, item, item_refs in zip(target.elements, values, items, strict=True):
                 self.bind(element.value, item_refs, state, item)
         elif isinstance(target, cst.Subscript):
             self.item_write(target, refs, state, target, in_place=False)
 
-    def refs_of(self, expr, state: _State) -> Refs:
+    def refs_of(self, expr, state: State) -> Refs:
         """The references of an already walked expression (a name, read again)."""
         if isinstance(expr, cst.Name) and expr.value in state.memory:
             return state.memory[expr.value]
@@ -267,15 +268,20 @@ class _Walker:
         if not isinstance(base, cst.Name):
             return  # fence refuses it
         refs = self.expression(base, state)
-        container = base.value in state.containers
-        changed = refs.all if in_place and container else refs.own
+        container = base.value in state.containers or refs.items is not None
+        # ``d[k] op= v`` changes the item itself only if it is not a number
+        item_changes = in_place and container and refs.items not in IMMUTABLE
+        changed = refs.own | (refs.held - refs.maybe) if item_changes else refs.own
         self.protect(base.value, changed, node, "item assignment to")
         self.change(base.value, changed, state, node, "is written into")
         if container:
+            kind = operation_kind([refs.items, stored.kind]) if in_place else stored.kind
             for name in state.holders(refs.own):
-                state.memory[name] = state.memory[name] | Refs(held=stored.all)
+                old = state.memory[name]
+                new = Refs(held=stored.all, kind=old.kind, items=kind, maybe=stored.maybe)
+                state.memory[name] = old | new
 
-    def augmented(self, node: cst.AugAssign, state: _State) -> None:
+    def augmented(self, node: cst.AugAssign, state: State) -> None:
         stored = self.expression(node.value, state)
         target = node.target
         if isinstance(target, cst.Subscript):
@@ -283,15 +289,19 @@ class _Walker:
             return
         name = target.value
         refs = self.expression(target, state)
-        param = state.copies_of.get(name)
-        if param is not None:  # a Python number is rebound; an array argument is refused
-            operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
-            self.checks.append(NumberCheck(param, name, operator, self.parsed, node))
-            state.memory[name] = Refs(self.new_token())
+        surely = refs.own - refs.maybe  # (the rest is memory only if an argument is an array)
+        if refs.kind in IMMUTABLE or (refs.own and not surely):  # a number is rebound
+            kind = operation_kind([refs.kind, stored.kind], is_integer_operator(node.operator))
+            state.memory[name] = make(self.new_token(), kind=kind)
+            state.changed.pop(name, None)
             state.copies_of.pop(name, None)
             return
-        self.protect(name, refs.own, node, "in-place update of")
-        self.change(name, refs.own, state, node, "is updated in place (if it is an array)")
+        param = state.copies_of.get(name)
+        if param is not None and f"arg:{param}" in surely:  # the caller's array would change
+            operator = cst.Module(()).code_for_node(node.operator).strip().rstrip("=")
+            raise _number_refusal(self.parsed, node, name, param, operator)
+        self.protect(name, surely, node, "in-place update of")
+        self.change(name, surely, state, node, "is updated in place (if it is an array)")
         if name in state.containers:  # items += [v] extends the list
             state.memory[name] = refs | Refs(held=stored.all)
 
@@ -308,18 +318,18 @@ class _Walker:
                     f"({name} = {name}.copy()) or write {name} = ... with a new value",
                 )
 
-    def change(self, writer: str, tokens, state: _State, node, what: str) -> None:
+    def change(self, writer: str, tokens, state: State, node, what: str) -> None:
         """Every other name sharing (or holding) `tokens` now has a value normal form does
         not know."""
         for name in state.holders(tokens):
             if name != writer and name not in state.changed:
-                state.changed[name] = _Change(writer, node, what)
+                state.changed[name] = Change(writer, node, what)
 
     def new_token(self) -> frozenset[str]:
         return frozenset({f"new:{next(self.fresh)}"})
 
     # -- expressions -----------------------------------------------------------------------
-    def expression(self, expr, state: _State, shape_only: bool = False) -> Refs:
+    def expression(self, expr, state: State, shape_only: bool = False) -> Refs:
         """What `expr` may reference, checking the reads and calls in it (`shape_only`: a
         name read for its shape, which a change in place keeps). Dispatches on the exact
         node type: this runs for every expression, several times in loops."""
@@ -329,53 +339,99 @@ class _Walker:
                 return state.memory[expr.value]
             return self.name(expr, state)
         if kind in CONSTANTS:
-            return NOTHING
+            return Refs(kind=INT) if kind is cst.Integer else NOTHING
         if kind is cst.Attribute:
             return self.attribute(expr, state)
         if kind is cst.Subscript:
-            for element in expr.slice:
-                self.expression(element.slice, state)
-            return self.element_of(expr.value, state)
+            return self.subscript(expr, state)
         if kind is cst.Index:
             return self.expression(expr.value, state)
         if kind is cst.Call:
             return self.call(expr, state)
         if kind in LITERALS:
-            return Refs(self.new_token(), self.children(expr, state).all)
+            return self.literal(expr, state)
         if kind is cst.BinaryOperation:
-            held = self.children(expr, state).all
-            if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
-                return Refs(self.new_token(), held)  # [a] + [b] holds a and b
-            return Refs(self.new_token())
-        if kind in (cst.BooleanOperation, cst.IfExp):
+            return self.binary(expr, state)
+        if kind is cst.IfExp:
+            self.expression(expr.test, state)
+            return self.expression(expr.body, state) | self.expression(expr.orelse, state)
+        if kind is cst.BooleanOperation:
             return self.children(expr, state)  # one of the operands
+        if kind in (cst.UnaryOperation, cst.Comparison):
+            kinds = [self.expression(child, state).kind for child in child_expressions(expr)]
+            integer = kind is cst.UnaryOperation and not isinstance(expr.operator, cst.Not)
+            return make(self.new_token(), kind=operation_kind(kinds, integer))
         if kind in COMPREHENSIONS:
-            return Refs(self.new_token(), self.comprehension(expr, state).all)
+            items = self.comprehension(expr, state)
+            return Refs(self.new_token(), items.all, None, items.kind)
         self.children(expr, state)
         return NOTHING if kind is cst.Slice else Refs(self.new_token())  # x > 0: a new array
 
-    def attribute(self, expr: cst.Attribute, state: _State) -> Refs:
+    def binary(self, expr: cst.BinaryOperation, state: State) -> Refs:
+        left, right = self.expression(expr.left, state), self.expression(expr.right, state)
+        if _is_container_expr(expr.left, state) or _is_container_expr(expr.right, state):
+            items = left.items if isinstance(expr.operator, cst.Multiply) else None
+            return Refs(self.new_token(), left.all | right.all, None, items)  # [a] + [b]
+        if isinstance(expr.operator, cst.MatrixMultiply):
+            return make(self.new_token(), kind=product_kind(left.kind, right.kind))
+        integer = is_integer_operator(expr.operator)
+        return make(self.new_token(), kind=operation_kind([left.kind, right.kind], integer))
+
+    def literal(self, expr, state: State) -> Refs:
+        """A list, tuple, dict or set literal: a new object holding its values."""
+        held, items = frozenset(), EMPTY
+        for element in expr.elements:
+            if isinstance(element, cst.DictElement):
+                self.expression(element.key, state)
+            refs = self.expression(element.value, state)
+            held |= refs.all
+            starred = isinstance(element, (cst.StarredElement, cst.StarredDictElement))
+            items = join_kinds(items, None if starred else refs.kind)
+        return Refs(self.new_token(), held, None, items)
+
+    def subscript(self, expr: cst.Subscript, state: State) -> Refs:
+        kinds = []
+        for element in expr.slice:
+            inner = element.slice
+            refs = self.expression(inner, state)
+            kinds.append("slice" if isinstance(inner, cst.Slice) else refs.kind)
+        return self.element_of(expr.value, state, kinds)
+
+    def attribute(self, expr: cst.Attribute, state: State) -> Refs:
         if self.resolution.value_of(expr)[0]:
             return self.free_value(expr)
-        if expr.attr.value in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
+        attr = expr.attr.value
+        if attr in PLAIN_ATTRIBUTES:  # x.shape: unchanged by writes into x
             self.expression(expr.value, state, shape_only=True)
-            return NOTHING
+            return Refs(items=INT) if attr == "shape" else Refs(kind=INT)
         refs = self.expression(expr.value, state)
-        return refs if expr.attr.value in VIEW_ATTRIBUTES else refs.element()
+        if attr in ("real", "imag") or (attr in ("T", "mT") and isinstance(refs.kind, int)):
+            return refs
+        if attr in VIEW_ATTRIBUTES:
+            return Refs(refs.own, refs.held)
+        return Refs(refs.all, refs.held)
 
-    def element_of(self, expr, state: _State) -> Refs:
-        """An item of `expr` (``expr[i]``, ``for v in expr``)."""
-        container = isinstance(expr, cst.Name) and expr.value in state.containers
-        return self.expression(expr, state).element(container)
+    def element_of(self, expr, state: State, index: list | None = None) -> Refs:
+        """An item of `expr`: ``expr[index]`` (the kinds of the index's elements) or, with
+        no index, one iteration of ``for v in expr``."""
+        refs = self.expression(expr, state)
+        container = refs.items is not None or (
+            isinstance(expr, cst.Name) and expr.value in state.containers
+        )
+        if container and index is not None and "slice" in index:  # a new list, same items
+            return Refs(self.new_token(), refs.held, None, refs.items)
+        if container:
+            return refs.element(container=True)
+        return make(refs.all, refs.held, indexed_kind(refs.kind, index or [INT]))
 
-    def children(self, expr, state: _State) -> Refs:
+    def children(self, expr, state: State) -> Refs:
         """The union of the references of `expr`'s child expressions."""
         refs = NOTHING
         for child in child_expressions(expr):
             refs = refs | self.expression(child, state)
         return refs
 
-    def name(self, expr: cst.Name, state: _State) -> Refs:
+    def name(self, expr: cst.Name, state: State) -> Refs:
         name = expr.value
         if name in state.memory:
             change = state.changed.get(name)
@@ -389,11 +445,15 @@ class _Walker:
     def free_value(self, expr) -> Refs:
         """A global or closure value: mutable ones are protected like arguments."""
         found, value = self.resolution.value_of(expr)
-        if not found or not isinstance(value, MUTABLE):
-            return NOTHING
-        return Refs(frozenset({f"global:{cst.Module(()).code_for_node(expr)}"}))
+        if not found:
+            return Refs()
+        kind, items = kind_of_value(value), items_kind(value)
+        if not isinstance(value, MUTABLE):
+            return Refs(kind=kind, items=items)
+        token = frozenset({f"global:{cst.Module(()).code_for_node(expr)}"})
+        return Refs(token, token, kind, items)  # its items are the global's too
 
-    def stale_read(self, name: str, read: cst.Name, change: _Change) -> None:
+    def stale_read(self, name: str, read: cst.Name, change: Change) -> None:
         line = self.parsed.position(read)[0]
         raise self.parsed.error(
             change.node,
@@ -404,168 +464,31 @@ class _Walker:
             f"make {change.writer!r} a copy (.copy()) so that {name!r} keeps its value",
         )
 
-    def comprehension(self, expr, state: _State) -> Refs:
+    def comprehension(self, expr, state: State) -> Refs:
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
-            items = self.element_of(clause.iter, inner)
-            self.bind(clause.target, items, inner, None)
+            self.bind_loop_target(clause.target, clause.iter, inner)
             for condition in clause.ifs:
                 self.expression(condition.test, inner)
             clause = clause.inner_for_in
         if isinstance(expr, cst.DictComp):
-            return self.expression(expr.key, inner) | self.expression(expr.value, inner)
+            self.expression(expr.key, inner)
+            return self.expression(expr.value, inner)
         return self.expression(expr.elt, inner)
 
-    # -- calls -----------------------------------------------------------------------------
-    def call(self, expr: cst.Call, state: _State) -> Refs:
-        func = expr.func
-        spelled = (
-            self.resolution.spell(func) if isinstance(func, cst.Name | cst.Attribute) else None
-        )
-        shape_only = SHAPE_READS.get(spelled or "", ())
-        args = [
-            self.expression(arg.value, state, shape_only=k in shape_only and not arg.keyword)
-            for k, arg in enumerate(expr.args)
-        ]
-        every = frozenset().union(*(a.all for a in args))
-        found, callee = self.resolution.value_of(func)
-        self.refuse_out(expr, callee if found else None)
-        if found and mutates_first_argument(callee):
-            name = cst.Module(()).code_for_node(func)
-            raise self.parsed.error(
-                expr,
-                f"{name} changes its first argument in place, which s2sgrad does not follow: "
-                f"write into a copy with item assignment (y = y.copy(); y[index] = value), or "
-                f"build the new array with np.where",
-            )
-        if isinstance(func, cst.Attribute) and not _is_namespace(func.value, self.resolution):
-            return self.method_call(expr, func, args, every, state)  # x.sort(), GLOBAL.fill()
-        if found:
-            return self.known_call(expr, callee, args, every, state)
-        if isinstance(func, cst.Name) and func.value in self.nested:
-            return self.nested_call(self.nested[func.value], expr, args, state)
-        return Refs(self.new_token() | every, every)
-
-    def known_call(self, expr, callee, args, every, state: _State) -> Refs:
-        if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
-            return Refs(every, every)
-        name = getattr(callee, "__name__", "")
-        module = getattr(callee, "__module__", "") or ""
-        if module == "builtins":
-            if name in FRESH_BUILTINS:
-                return Refs(self.new_token())
-            return Refs(self.new_token() | every, every)  # list(...), min(a, b), zip(...)
-        if module.startswith(("numpy", "math", "s2sgrad.runtime")) or isinstance(
-            getattr(callee, "__self__", callee), np.ufunc
-        ):
-            if name in IN_PLACE_HELPERS and args:
-                target = expr.args[0].value
-                if isinstance(target, cst.Name):
-                    self.change(target.value, args[0].own, state, expr, "is written into")
-                return args[0]
-            return Refs(self.new_token())
-        return Refs(self.new_token() | every, every)  # may return (a view of) an argument
-
-    def method_call(self, expr, func: cst.Attribute, args, every, state) -> Refs:
-        receiver = self.expression(func.value, state)
-        method = func.attr.value
-        owner = func.value.value if isinstance(func.value, cst.Name) else None
-        if method in MUTATING_METHODS or (method.startswith("__i") and method.endswith("__")):
-            text = owner or cst.Module(()).code_for_node(func.value)
-            instead = MUTATING_METHODS.get(method, "a new value").format(x=text)
-            raise self.parsed.error(
-                expr,
-                f"{text}.{method}(...) changes {text} in place, which s2sgrad does not "
-                f"follow: write {instead} instead",
-            )
-        if method in MODELLED_METHODS:
-            if owner is None:
-                raise self.parsed.error(expr, f".{method}() is supported on a local list only")
-            self.protect(owner, receiver.own, expr, f".{method}() on")
-            self.change(owner, receiver.own, state, expr, f"changes with .{method}()")
-            if method == "append" and args:
-                for name in state.holders(receiver.own):
-                    state.memory[name] = state.memory[name] | Refs(held=args[0].all)
-            return receiver.element(owner in state.containers) if method == "pop" else NOTHING
-        if method in VIEW_METHODS:
-            return receiver
-        if method in ELEMENT_METHODS:
-            return receiver.element(owner in state.containers)
-        if method in FRESH_METHODS or (method == "copy" and owner not in state.containers):
-            return Refs(self.new_token())
-        if method == "copy":  # a list's copy holds the same elements
-            return Refs(self.new_token(), receiver.held)
-        return Refs(self.new_token() | receiver.all | every, receiver.all | every)
-
-    def nested_call(self, node: cst.FunctionDef, expr, args, state: _State) -> Refs:
-        """A nested function, inlined by normal form: its body walked here, its parameters
-        sharing the arguments' memory, its own names kept apart from the caller's."""
-        inner = state.copy()
-        params = [p.name.value for p in node.params.params]
-        positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
-        bound = dict(zip(params, positional, strict=False))
-        bound.update(
-            (a.keyword.value, r) for a, r in zip(expr.args, args, strict=True) if a.keyword
-        )
-        for param, refs in bound.items():
-            inner.memory[param] = refs
-            inner.changed.pop(param, None)
-            inner.copies_of.pop(param, None)
-        outer_returned, self.returned = self.returned, []
-        self.nested.pop(node.name.value, None)  # recursion is refused by normal form
-        try:
-            self.block(list(node.body.body), inner)
-        finally:
-            self.nested[node.name.value] = node
-        result = NOTHING
-        for refs in self.returned:
-            result = result | refs
-        self.returned = outer_returned
-        own = _assigned_in(node) | set(params)
-        for name, change in inner.changed.items():
-            if name not in own and name in state.memory:
-                state.changed.setdefault(name, change)
-        for name, refs in inner.memory.items():
-            if name not in own and name in state.memory:
-                state.memory[name] = state.memory[name] | refs
-        return result
-
-    def refuse_out(self, expr: cst.Call, callee) -> None:
-        """``out=`` (or a ufunc's output given by position) writes into an existing array."""
-        for arg in expr.args:
-            if arg.keyword is not None and arg.keyword.value == "out":
-                if not (isinstance(arg.value, cst.Name) and arg.value.value == "None"):
-                    self.refuse(expr, arg)
-        if isinstance(callee, np.ufunc):
-            positional = [a for a in expr.args if a.keyword is None]
-            if len(positional) > callee.nin:
-                self.refuse(expr, positional[callee.nin])
-
-    def refuse(self, expr: cst.Call, arg: cst.Arg) -> None:
-        name = cst.Module(()).code_for_node(expr.func)
-        raise self.parsed.error(
-            arg,
-            f"{name}(..., out=...) writes into an existing array in place, which s2sgrad does "
-            f"not follow: write y = {name}(...) without out= and use the result",
-        )
+    def walk_callee(self, parsed, resolution, kinds: dict, active) -> object:
+        return _walk(parsed, resolution, kinds, active)
 
 
-def _is_namespace(expr, resolution: Resolution) -> bool:
-    """`expr` names a module, a class or a ufunc (``np.linalg``, ``np.add``): an attribute
-    of it is a function, not a method of a value that could change."""
-    found, value = resolution.value_of(expr)
-    return found and isinstance(value, (types.ModuleType, type, np.ufunc))
-
-
-def _is_container_expr(expr, state: _State) -> bool:
+def _is_container_expr(expr, state: State) -> bool:
     kind = type(expr)
     if kind in (cst.List, cst.Tuple, cst.ListComp):
         return True
     return kind is cst.Name and expr.value in state.containers
 
 
-def _makes_container(value, state: _State) -> bool:
+def _makes_container(value, state: State) -> bool:
     if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp, cst.Set)):
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
@@ -573,13 +496,3 @@ def _makes_container(value, state: _State) -> bool:
     if isinstance(value, cst.BinaryOperation):
         return _is_container_expr(value.left, state) or _is_container_expr(value.right, state)
     return isinstance(value, cst.Name) and value.value in state.containers
-
-
-def _assigned_in(node: cst.FunctionDef) -> set[str]:
-    """Names a nested function's body binds (any name it mentions, conservatively, except
-    that reads of the caller's names are not bindings: they are filtered by the caller)."""
-    from .blocks import AssignedNames
-
-    collector = AssignedNames()
-    node.body.visit(collector)
-    return set(collector.names)

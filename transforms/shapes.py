@@ -100,13 +100,15 @@ def infer_shapes(
     nf: NormalForm,
     activity: Activity,
     namespace: Mapping[str, object],
-    scalar_params: frozenset[str] = frozenset(),
+    scalar_params: frozenset[str] | None = None,
     array_ndims: Mapping[str, int] | None = None,
     shaped_like: Mapping[str, str] | None = None,
     array_shapes: Mapping[str, tuple] | None = None,
     given: frozenset[str] = frozenset(),
 ) -> ShapeTokens:
-    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers;
+    """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers
+    (None: a callee, compiled once for every call site, whose callers' mutation walks check
+    each call with the kinds of its arguments: see `mutation`);
     `shaped_like` maps parameters to the name of a value they have the shape of (the
     parameter takes that value's token from its assignment on); `array_shapes` gives the
     exact shapes of array parameters in a specialization for shapes (a tape's recording), so
@@ -117,7 +119,10 @@ def infer_shapes(
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
     found by repeating the walk until the tokens of such names stop changing."""
-    nf.check_numbers(scalar_params)  # the first moment argument types are known
+    if scalar_params is not None:  # the first moment the arguments' types are known
+        for check in nf.number_checks:
+            check.verify(scalar_params, array_ndims or {})
+    scalar_params = scalar_params or frozenset()
     counts: dict[str, int] = {}
     for _, op in activity.operations:
         for target in op.targets:
