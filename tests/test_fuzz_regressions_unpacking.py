@@ -1,0 +1,120 @@
+"""Unpacking found wrong by the differential fuzzer, kept as regression tests: each program is
+checked in every mode (tests/fuzz/oracle.py) against central differences, and the errors
+Python gives for a bad unpacking are kept."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+from fuzz import oracle
+from fuzz.program import Snippet
+
+import s2sgrad as sg
+
+GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\nG1 = -0.4\n"
+
+CASES = {
+    # an array unpacked into its elements: reverse mode refused it, forward mode gave every
+    # name but the first a zero tangent (a wrong number from sg.jvp and sg.jacobian)
+    "array unpacked into elements": (
+        """
+        def f(v):
+            u3, u4, u5 = np.cos(v)
+            return u4 * u5 + u3
+        """,
+        [("v", "V")],
+    ),
+    "concatenation unpacked": (
+        """
+        def f(x, w):
+            u1, u2, u3 = np.concatenate([((w) * (x))[:1], (w)[1:] * 0.5])
+            return u3 * u1
+        """,
+        [("x", "S"), ("w", "V")],
+    ),
+    "array literal unpacked": (
+        """
+        def f(x, v):
+            u3, ans, u4 = np.array([x * x, x, 0.75 * x])
+            return u4 * u3 + np.sum((v)[1:] * (v)[:-1])
+        """,
+        [("x", "S"), ("v", "V")],
+    ),
+    "rows of a matrix unpacked": (
+        """
+        def f(v):
+            a, b = np.outer(v[:2], v)
+            return np.sum(a * np.sin(b))
+        """,
+        [("v", "V")],
+    ),
+    "array unpacked in a loop": (
+        """
+        def f(v):
+            s = 0.0
+            for k in range(2):
+                a, b, c = np.exp(v * (k + 1))
+                s = s + a * c - b
+            return s
+        """,
+        [("v", "V")],
+    ),
+    "a user function's tuple unpacked": (
+        """
+        def pair(a):
+            return np.sin(a), a * a
+
+        def f(x, v):
+            p, q = pair(x)
+            return p * q + np.sum(v * p)
+        """,
+        [("x", "S"), ("v", "V")],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_unpacking_is_right_in_every_mode(name, tmp_path):
+    source, params = CASES[name]
+    program = Snippet(GLOBALS + textwrap.dedent(source), params)
+    outcome = oracle.check(program, tmp_path, oracle.MODES)
+    assert outcome.status == "ok", "\n".join(str(f) for f in outcome.failures)
+
+
+def _unpack_two(v):
+    a, b = np.cos(v)
+    return a * b
+
+
+def test_unpacking_an_array_of_another_length_is_a_value_error():
+    x = np.array([0.3, 0.5, 0.9])
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        sg.grad(_unpack_two)(x)
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        sg.jvp(_unpack_two, (x,), (np.ones(3),))
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        sg.grad(_unpack_two)(np.array([0.3]))
+
+
+def test_unpacked_elements_have_their_own_tangents():
+    x = np.array([0.3, 0.5, 0.9])
+    _, tangent = sg.jvp(_unpack_two, (x[:2],), (np.array([0.0, 1.0]),))
+    assert np.isclose(tangent, -np.sin(0.5) * np.cos(0.3))  # d/dx1 cos(x0) cos(x1)
+
+
+def _slogdet_kept_whole(a):
+    result = np.linalg.slogdet(a)
+    return result[1]
+
+
+@pytest.mark.parametrize("mode", ["grad", "jvp"])
+def test_a_tuple_primitive_not_unpacked_is_refused_in_every_mode(mode):
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    with pytest.raises(sg.TransformError, match=r"unpack the result of numpy\.linalg\.slogdet"):
+        if mode == "grad":
+            sg.grad(_slogdet_kept_whole)(a)
+        else:
+            sg.jvp(_slogdet_kept_whole, (a,), (np.eye(2),))
+
