@@ -72,6 +72,51 @@ CASES = {
         """,
         [("x", "S"), ("v", "V")],
     ),
+    # nested targets were refused ("unpack into plain names or item targets")
+    "nested tuple targets": (
+        """
+        def h0(a, b=0.5, *, c=1.0):
+            return a * b * c
+
+        def f(x, v, y):
+            y2 = np.full(3, 0.5) * y
+            (u10, u11), u12 = (h0(x), 0.5), y2.copy()
+            return u10 * u11 + np.sum((u12)[1:] * (v)[:-1])
+        """,
+        [("x", "S"), ("v", "V"), ("y", "V")],
+    ),
+    "nested targets with an item and an array": (
+        """
+        def f(v):
+            h = [0.0, 1.0]
+            (h[0], (a, b)), c = (np.sum(v * v), v[1:]), v[0]
+            return h[0] * a + b * c + h[1]
+        """,
+        [("v", "V")],
+    ),
+    "enumerate of zip with a nested target": (
+        """
+        def f(v, w):
+            s = 0.0
+            for i, (a, b) in enumerate(zip(v, w)):
+                s = s + (i + 1) * a * np.sin(b)
+            return s
+        """,
+        [("v", "V"), ("w", "V")],
+    ),
+    "loop over pairs": (
+        """
+        def f(v):
+            pairs = [(v[0], v[1]), (v[1] * v[2], v[0])]
+            s = 0.0
+            for a, b in pairs:
+                s = s + a * np.sin(b)
+            for (a, b), c in zip(pairs, v):
+                s = s + a * b * c
+            return s
+        """,
+        [("v", "V")],
+    ),
 }
 
 

@@ -437,21 +437,23 @@ class _Normalizer(LoopNormalizing):
             return False
         return rule is not None and rule.output is not None
 
-    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> None:
+    def unpack(self, target, value: cst.BaseExpression, normal: bool = False) -> None:
         """``a, (b, c[i]) = value``: nested targets flattened into element reads of the value
-        (each target then assigned as usual), after Python's check of the length."""
+        (each target then assigned as usual), after Python's check of the length. `normal`:
+        `value` is an atom already in normal form (an element of an outer unpacking)."""
         elements = [element.value for element in target.elements]
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elements):
+        literal = isinstance(value, (cst.Tuple, cst.List)) and not normal
+        if literal and len(value.elements) == len(elements):
             # every element first (a, b = b, a swaps), then the targets, of atoms already in
             # normal form (assign() would look their names up again)
             atoms = [self.atom(element.value) for element in value.elements]
             for element, atom in zip(elements, atoms, strict=True):
                 self.assign_atom(element, atom, value)
             return
-        if isinstance(value, cst.Call) and self._returns_several(value):
+        if isinstance(value, cst.Call) and not normal and self._returns_several(value):
             self.unpack_results(target, elements, value)
             return
-        source = self.atom(value)
+        source = value if normal else self.atom(value)
         check = cst.Call(
             cst.Name("check_unpack"), (cst.Arg(source), cst.Arg(cst.Integer(str(len(elements)))))
         )
@@ -468,7 +470,7 @@ class _Normalizer(LoopNormalizing):
         if isinstance(target, cst.Subscript):  # h[i], c[i] = a, b
             self.set_item(target, atom, normal=True)
         elif isinstance(target, (cst.Tuple, cst.List)):
-            self.unpack(target, atom)
+            self.unpack(target, atom, normal=True)
         elif isinstance(target, cst.Name):
             new = self.define(target.value)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
