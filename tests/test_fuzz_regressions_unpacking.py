@@ -117,6 +117,32 @@ CASES = {
         """,
         [("v", "V")],
     ),
+    # second order: the generated vjp's ``L4.pop()`` (L4 a copy of the comprehension's list)
+    # was dropped as dead code by the optimizer of the tangent sweep, so the adjoint loop
+    # read the list one slot off (reverse Jacobian, hessian, hvp, grad of grad were zero)
+    "comprehension appended to, read at a negative index": (
+        """
+        def rec0(a, n):
+            pass
+
+        def f(v):
+            D2 = {"a": G1, "b": rec0(2.0, 0)}
+            L4 = [np.sum(v * v) for e3 in v]
+            L4.append(D2["b"])
+            return L4[-4]
+        """,
+        [("v", "V")],
+    ),
+    "comprehension of elements appended to": (
+        """
+        def f(v):
+            L = [np.sin(e) * e for e in v]
+            L.append(0.5)
+            L.append(v[0] * v[1])
+            return L[-5] * L[-1] + L[-3]
+        """,
+        [("v", "V")],
+    ),
 }
 
 
