@@ -143,6 +143,29 @@ CASES = {
         """,
         [("v", "V")],
     ),
+    # a loop-carried value overwritten each iteration without being read: its adjoint is
+    # reset to 0.0 in the adjoint loop, yet was taken for a full array in the next iteration
+    # (split_like, the adjoint of np.concatenate, got the number 0.0: TypeError)
+    "chained assignment of a concatenation in a loop": (
+        """
+        def f(x, v, y):
+            T1 = (abs(x), np.array([x, x, y]))
+            for i3, e4 in zip(v, GV):
+                c8 = v = np.concatenate([(GV)[:1], (GV - T1[0])[1:] * 0.5])
+            return np.sum(np.cumsum(np.sin(v)) * 0.5 * c8)
+        """,
+        [("x", "S"), ("v", "V"), ("y", "S")],
+    ),
+    "a concatenation overwritten in a loop": (
+        """
+        def f(x, v):
+            w = v * 1.0
+            for e in v:
+                w = np.concatenate([(GV * x)[:1], (GV * e)[1:] * 0.5])
+            return np.sum(np.sin(w))
+        """,
+        [("x", "S"), ("v", "V")],
+    ),
 }
 
 
