@@ -212,3 +212,18 @@ def test_a_tuple_primitive_not_unpacked_is_refused_in_every_mode(mode):
         else:
             sg.jvp(_slogdet_kept_whole, (a,), (np.eye(2),))
 
+
+
+def _slogdet_into_items_and_tuples(a):
+    out = [0.0, 0.0]
+    sign, out[1] = np.linalg.slogdet(a)
+    (_, logdet2), k = np.linalg.slogdet(a * 2.0), 1.0
+    return out[1] * sign + logdet2 * k
+
+
+def test_a_tuple_primitive_unpacked_into_items_and_nested_targets():
+    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+    closed_form = 2.0 * np.linalg.inv(a).T  # d/dA of 2 log|det A| + const
+    assert np.allclose(sg.grad(_slogdet_into_items_and_tuples)(a), closed_form)
+    _, tangent = sg.jvp(_slogdet_into_items_and_tuples, (a,), (np.eye(2),))
+    assert np.isclose(tangent, np.sum(closed_form * np.eye(2)))

@@ -442,16 +442,19 @@ class _Normalizer(LoopNormalizing):
         (each target then assigned as usual), after Python's check of the length. `normal`:
         `value` is an atom already in normal form (an element of an outer unpacking)."""
         elements = [element.value for element in target.elements]
-        literal = isinstance(value, (cst.Tuple, cst.List)) and not normal
+        literal = isinstance(value, (cst.Tuple, cst.List))
         if literal and len(value.elements) == len(elements):
             # every element first (a, b = b, a swaps), then the targets, of atoms already in
             # normal form (assign() would look their names up again)
-            atoms = [self.atom(element.value) for element in value.elements]
+            atoms = [
+                e.value if normal else self.element_atom(t, e.value)
+                for t, e in zip(elements, value.elements, strict=True)
+            ]
             for element, atom in zip(elements, atoms, strict=True):
                 self.assign_atom(element, atom, value)
             return
         if isinstance(value, cst.Call) and not normal and self._returns_several(value):
-            self.unpack_results(target, elements, value)
+            self.unpack_results(elements, value)
             return
         source = value if normal else self.atom(value)
         check = cst.Call(
@@ -462,6 +465,7 @@ class _Normalizer(LoopNormalizing):
         for k in range(len(elements)):
             index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
             items.append(self.atom_of(cst.Subscript(source, (index,))))
+            self.origins[items[-1].value] = self.origin(value)
         for element, item in zip(elements, items, strict=True):
             self.assign_atom(element, item, value)
 
@@ -478,22 +482,32 @@ class _Normalizer(LoopNormalizing):
         else:
             raise self.parsed.error(target, "unpack into names, item targets or tuples of those")
 
-    def unpack_results(self, target, elements: list, value: cst.Call) -> None:
-        """``a, b = f(x)`` for a primitive returning a tuple: one statement, its rule's form."""
-        if not all(isinstance(n, cst.Name) for n in elements):
-            result = self.atom(value)  # into items or nested targets: the tuple's elements
-            for k, element in enumerate(elements):
-                index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
-                self.assign_atom(element, self.atom_of(cst.Subscript(result, (index,))), value)
-            return
+    def element_atom(self, target, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The atom for one element of ``(a, b), c = f(x), y``: a tuple of fresh names for a
+        primitive returning a tuple (its one-statement form), else the value's atom."""
+        several = isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1
+        if not (several and isinstance(value, cst.Call) and self._returns_several(value)):
+            return self.atom(value)
+        names = [cst.Name(self.namer.temp()) for _ in target.elements]
+        self.unpack_results(names, value)
+        return cst.Tuple(tuple(cst.Element(n) for n in names))
+
+    def unpack_results(self, elements: list, value: cst.Call) -> None:
+        """``a, b = f(x)`` for a primitive returning a tuple: one statement, its rule's form
+        (into fresh names first when a target is an item or a tuple)."""
+        plain = all(isinstance(n, cst.Name) for n in elements)
+        names = [n.value for n in elements] if plain else [self.namer.temp() for _ in elements]
         call = self.flat(value)
-        new_names = [self.define(n.value) for n in elements]
-        names = tuple(cst.Element(cst.Name(n)) for n in new_names)
-        statement = cst.Assign((cst.AssignTarget(cst.Tuple(names, **_NO_PARENS)),), call)
+        new_names = [self.define(n) for n in names] if plain else names
+        tuple_ = tuple(cst.Element(cst.Name(n)) for n in new_names)
+        statement = cst.Assign((cst.AssignTarget(cst.Tuple(tuple_, **_NO_PARENS)),), call)
         self.emit(statement, new_names[0])
         for n in new_names:
             self.origins[n] = self.origin(value)
             self.line_of[n] = self.source_line
+        if not plain:
+            for element, n in zip(elements, new_names, strict=True):
+                self.assign_atom(element, cst.Name(n), value)
 
     def define(self, name: str) -> str:
         """The SSA name for a new assignment to `name`: the name itself the first time (unless
