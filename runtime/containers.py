@@ -22,6 +22,7 @@ __all__ = [
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
+    "check_unpack",
     "concatenation_error",
     "container_adjoint",
     "is_container",
@@ -271,3 +272,16 @@ def snapshot(value):
     if isinstance(value, dict):
         return {key: snapshot(item) for key, item in value.items()}
     return value
+
+
+def check_unpack(value, count):
+    """Python's check of ``a, b, c = value`` (which the normal form turns into element
+    reads ``a = value[0]``, ...): a ValueError when `value` has another length."""
+    try:
+        length = len(value)
+    except TypeError:
+        raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+    if length > count:
+        raise ValueError(f"too many values to unpack (expected {count})")
+    if length < count:
+        raise ValueError(f"not enough values to unpack (expected {count}, got {length})")

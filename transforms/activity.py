@@ -15,6 +15,7 @@ import dataclasses
 import libcst as cst
 
 from .anf import NormalForm
+from .errors import TransformError
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Classifier, Operation, is_append
 from .walk import read_names
 
@@ -76,6 +77,7 @@ def analyze_activity(
             _check_index(op, nf, varied)
         if op.differentiable and any(t in active for t in op.targets):
             _check_rule(op, nf, mode)
+            _check_results(op, nf)
     by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
     return Activity(operations=operations, active=active, by_statement=by_statement)
 
@@ -114,3 +116,22 @@ def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:
     where = f" (used at {origin})" if origin is not None else ""
     kind = "gradient" if mode == "reverse" else "forward-mode (JVP) rule"
     raise LookupError(f"no {kind} registered for {op.name}{where}")
+
+
+def _check_results(op: Operation, nf: NormalForm) -> None:
+    """An active ``a, b = f(x)`` statement is one only for a primitive registered as returning
+    a tuple (``output=``), and such a primitive's result is unpacked: any other pairing would
+    give every name but one a zero derivative in forward mode (the normal form reads an
+    array's elements instead, so this is a compiler error, never the user's)."""
+    if op.rule is None or op.user or op.primitive in (COPY, SETITEM, PACK, APPEND, POP):
+        return
+    if len(op.targets) > 1 and op.rule.output is None:
+        message = f"cannot differentiate through the unpacked result of {op.name}"
+    elif len(op.targets) == 1 and op.rule.output is not None:
+        message = f"unpack the result of {op.name} into names (a, b = ...) to differentiate it"
+    else:
+        return
+    origin = nf.origins.get(op.targets[0])
+    if origin is None:
+        raise TransformError(message, "<unknown>", 1, 0)
+    raise TransformError(message, origin.filename, origin.line, origin.col, origin.text)

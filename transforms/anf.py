@@ -35,6 +35,7 @@ import types
 from collections.abc import Mapping
 
 import libcst as cst
+from s2sgrad.runtime import registry
 
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
@@ -412,75 +413,101 @@ class _Normalizer(LoopNormalizing):
         self.emit(cst.Assign((cst.AssignTarget(written),), flat), array.value)
         self.origins.setdefault(array.value, self.origin(target))
 
-    def _returns_a_container(self, call: cst.Call) -> bool:
-        """A call whose result is an ordinary tuple or list to read elements from: a user
-        function's or a list's ``pop`` (not a primitive with a rule for unpacked results)."""
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "pop":
-            return True
-        return self._calls_user_function(call)
-
     def _calls_user_function(self, call: cst.Call) -> bool:
         from .operations import _is_user_function, evaluate_spelling
 
         found, callee = evaluate_spelling(call.func, self.resolution.namespace())
         return found and _is_user_function(callee)
 
-    def unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression) -> cst.BaseExpression:
-        names = [element.value for element in target.elements]
-        if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(names):
-            # every element first (a, b = b, a swaps), then the copies, of atoms already in
+    def _returns_several(self, call: cst.Call) -> bool:
+        """A call of a primitive registered as returning a tuple (``output=``: its rule takes
+        ``a, b = f(x)`` as one statement); any other call's result is unpacked by reading its
+        elements, like Python does (an array by rows, a user function's tuple by items)."""
+        from .operations import evaluate_spelling
+
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "pop":
+            return False
+        found, callee = evaluate_spelling(func, self.resolution.namespace())
+        if not found:
+            return False
+        try:
+            rule = registry.lookup(callee)
+        except TypeError:  # an unhashable callee: no rule
+            return False
+        return rule is not None and rule.output is not None
+
+    def unpack(self, target, value: cst.BaseExpression, normal: bool = False) -> None:
+        """``a, (b, c[i]) = value``: nested targets flattened into element reads of the value
+        (each target then assigned as usual), after Python's check of the length. `normal`:
+        `value` is an atom already in normal form (an element of an outer unpacking)."""
+        elements = [element.value for element in target.elements]
+        literal = isinstance(value, (cst.Tuple, cst.List))
+        if literal and len(value.elements) == len(elements):
+            # every element first (a, b = b, a swaps), then the targets, of atoms already in
             # normal form (assign() would look their names up again)
-            atoms = [self.atom(element.value) for element in value.elements]
-            for name, atom in zip(names, atoms, strict=True):
-                if isinstance(name, cst.Subscript):  # h[i], c[i] = a, b
-                    self.set_item(name, atom, normal=True)
-                    continue
-                if not isinstance(name, cst.Name):
-                    raise self.parsed.error(name, "unpack into plain names or item targets")
-                new = self.define(name.value)
-                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
-                self.origins[new] = self.origin(value)
-            return value
-        plain = all(isinstance(n, cst.Name) for n in names)
-        if plain and not isinstance(value, cst.Call):
-            source = self.atom(value)  # a tuple or list value: read its elements
-            for k, name in enumerate(names):
-                index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
-                item = cst.Subscript(source, (index,))
-                new = self.define(name.value)
-                self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), item), new)
-                self.origins[new] = self.origin(value)
-            return value
-        if isinstance(value, cst.Call) and all(
-            isinstance(n, (cst.Name, cst.Subscript)) for n in names
-        ):
-            if any(isinstance(n, cst.Subscript) for n in names) or self._returns_a_container(
-                value
-            ):  # h[i], c[i] = cell(...); a, b = user_function(x); a, b = stack.pop()
-                result = self.atom(value)
-                for k, name in enumerate(names):
-                    index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
-                    item = self.atom_of(cst.Subscript(result, (index,)))
-                    if isinstance(name, cst.Subscript):
-                        self.set_item(name, item, normal=True)
-                    else:
-                        new = self.define(name.value)
-                        self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), item), new)
-                return value
-        if not isinstance(value, cst.Call) or not all(isinstance(n, cst.Name) for n in names):
-            raise self.parsed.error(
-                target, "tuple unpacking needs a tuple literal, a name or a call on the right"
-            )
+            atoms = [
+                e.value if normal else self.element_atom(t, e.value)
+                for t, e in zip(elements, value.elements, strict=True)
+            ]
+            for element, atom in zip(elements, atoms, strict=True):
+                self.assign_atom(element, atom, value)
+            return
+        if isinstance(value, cst.Call) and not normal and self._returns_several(value):
+            self.unpack_results(elements, value)
+            return
+        source = value if normal else self.atom(value)
+        check = cst.Call(
+            cst.Name("check_unpack"), (cst.Arg(source), cst.Arg(cst.Integer(str(len(elements)))))
+        )
+        self.emit(cst.Expr(check))
+        items = []
+        for k in range(len(elements)):
+            index = cst.SubscriptElement(cst.Index(cst.Integer(str(k))))
+            items.append(self.atom_of(cst.Subscript(source, (index,))))
+            self.origins[items[-1].value] = self.origin(value)
+        for element, item in zip(elements, items, strict=True):
+            self.assign_atom(element, item, value)
+
+    def assign_atom(self, target, atom: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """One target of an unpacking given its element, an atom already in normal form."""
+        if isinstance(target, cst.Subscript):  # h[i], c[i] = a, b
+            self.set_item(target, atom, normal=True)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            self.unpack(target, atom, normal=True)
+        elif isinstance(target, cst.Name):
+            new = self.define(target.value)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
+            self.origins[new] = self.origin(value)
+        else:
+            raise self.parsed.error(target, "unpack into names, item targets or tuples of those")
+
+    def element_atom(self, target, value: cst.BaseExpression) -> cst.BaseExpression:
+        """The atom for one element of ``(a, b), c = f(x), y``: a tuple of fresh names for a
+        primitive returning a tuple (its one-statement form), else the value's atom."""
+        several = isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) > 1
+        if not (several and isinstance(value, cst.Call) and self._returns_several(value)):
+            return self.atom(value)
+        names = [cst.Name(self.namer.temp()) for _ in target.elements]
+        self.unpack_results(names, value)
+        return cst.Tuple(tuple(cst.Element(n) for n in names))
+
+    def unpack_results(self, elements: list, value: cst.Call) -> None:
+        """``a, b = f(x)`` for a primitive returning a tuple: one statement, its rule's form
+        (into fresh names first when a target is an item or a tuple)."""
+        plain = all(isinstance(n, cst.Name) for n in elements)
+        names = [n.value for n in elements] if plain else [self.namer.temp() for _ in elements]
         call = self.flat(value)
-        new_names = [self.define(n.value) for n in names]
-        elements = tuple(cst.Element(cst.Name(n)) for n in new_names)
-        statement = cst.Assign((cst.AssignTarget(cst.Tuple(elements, **_NO_PARENS)),), call)
+        new_names = [self.define(n) for n in names] if plain else names
+        tuple_ = tuple(cst.Element(cst.Name(n)) for n in new_names)
+        statement = cst.Assign((cst.AssignTarget(cst.Tuple(tuple_, **_NO_PARENS)),), call)
         self.emit(statement, new_names[0])
         for n in new_names:
             self.origins[n] = self.origin(value)
             self.line_of[n] = self.source_line
-        return cst.Tuple(elements)
+        if not plain:
+            for element, n in zip(elements, new_names, strict=True):
+                self.assign_atom(element, cst.Name(n), value)
 
     def define(self, name: str) -> str:
         """The SSA name for a new assignment to `name`: the name itself the first time (unless

@@ -70,13 +70,16 @@ class LoopNormalizing:
             self.loop_counts[target] = headers[counter]
 
         def read_elements() -> None:  # the elements this iteration reads
-            for name, sequence in prologue:
+            for bound, sequence in prologue:
                 if sequence is None:
                     element = cst.Name(target)  # enumerate's counter is the index itself
                 else:
                     index = cst.SubscriptElement(cst.Index(cst.Name(target)))
                     element = cst.Subscript(sequence, (index,))
-                new = self.define(name)
+                if not isinstance(bound, cst.Name):  # for a, (b, c) in ...: an item unpacked
+                    self.unpack(bound, self.atom_of(element), normal=True)
+                    continue
+                new = self.define(bound.value)
                 self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), element), new)
                 self.origins[new] = self.origin(node.target)
 
@@ -197,7 +200,13 @@ class LoopNormalizing:
         if is_builtin_call(source, "enumerate", self.resolution):
             if len(source.args) != 1:
                 raise self.parsed.error(source, "enumerate with a start is not supported yet")
-            sequences = [None, self.sequence_atom(source.args[0].value)]
+            inner = source.args[0].value
+            if is_builtin_call(inner, "zip", self.resolution):
+                # enumerate(zip(a, b)) with ``i, (x, y)``: the loop over a and b's indices
+                target = self._enumerated_zip(target, inner)
+                sequences = [None, *(self.sequence_atom(a.value) for a in inner.args)]
+            else:
+                sequences = [None, self.sequence_atom(inner)]
         elif is_builtin_call(source, "zip", self.resolution):
             sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
         else:
@@ -216,6 +225,20 @@ class LoopNormalizing:
         iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
         index = self.namer.fresh("_i")
         return iterable, index, list(zip(names, sequences, strict=True))
+
+    def _enumerated_zip(self, target: cst.BaseExpression, zipped: cst.Call) -> cst.Tuple:
+        """``i, (x, y)`` for ``enumerate(zip(a, b))`` as the flat target ``i, x, y`` (an item
+        of the zip read whole, ``i, pair``, is not supported)."""
+        count = len(zipped.args)
+        if any(a.keyword is not None or a.star for a in zipped.args) or not (
+            isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == 2
+            and isinstance(target.elements[1].value, (cst.Tuple, cst.List))
+            and len(target.elements[1].value.elements) == count
+        ):
+            raise self.parsed.error(target, "enumerate(zip(...)) needs a target like i, (a, b)")
+        inner = target.elements[1].value.elements
+        return cst.Tuple((target.elements[0], *inner))
 
     def _gives_constants(self, source: cst.BaseExpression) -> bool:
         """`source` calls a primitive registered without derivative."""

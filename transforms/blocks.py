@@ -18,15 +18,22 @@ def is_builtin_call(expr: cst.BaseExpression, name: str, resolution: Resolution)
 
 
 def target_names(target: cst.BaseExpression, count: int) -> list | None:
-    """The names a loop target binds, one per sequence; None if they do not match."""
+    """The targets a loop binds, one per sequence (a name, or a tuple of targets unpacking
+    that sequence's item); None if they do not match."""
     if count == 1:
-        return [target.value] if isinstance(target, cst.Name) else None
+        return [target] if _is_target(target) else None
     if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != count:
         return None
-    names = [element.value for element in target.elements]
-    if not all(isinstance(name, cst.Name) for name in names):
-        return None
-    return [name.value for name in names]
+    targets = [element.value for element in target.elements]
+    return targets if all(_is_target(t) for t in targets) else None
+
+
+def _is_target(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    return isinstance(target, (cst.Tuple, cst.List)) and all(
+        isinstance(e, cst.Element) and _is_target(e.value) for e in target.elements
+    )
 
 
 class AssignedNames(cst.CSTVisitor):

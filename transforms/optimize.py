@@ -126,8 +126,9 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         counts = (
             collections.Counter(name for u in usages for name in u.reads),
             collections.Counter(name for u in usages for name in u.writes),
+            _aliases(lines),
         )
-    reads, writes = counts
+    reads, writes, aliases = counts
     changed = False
     lines = list(lines)
     for i in range(len(lines)):
@@ -142,9 +143,10 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
             continue
         if nesting_depth(value, MAX_NESTING) > MAX_NESTING:
             continue  # a thousand-term sum stays in pieces (see walk.nesting_depth)
-        value_reads = set(usages[i].reads)
+        value_reads = _widened(usages[i].reads, aliases)
         # a value that changes a list (``items.pop()``) moves only past lines not using it
-        value_mutates = set(usages[i].mutates) - {target}
+        # (under any of its names)
+        value_mutates = _widened(set(usages[i].mutates) - {target}, aliases)
         for j in range(i + 1, len(lines)):
             if is_dropped(lines[j]):
                 continue
@@ -286,20 +288,29 @@ def _accumulated_part(statement, target: str):
 # -- dead code ------------------------------------------------------------------------------
 
 
-def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list, bool]:
+def eliminate_dead_code(
+    lines: list, live: set[str] | None = None, aliases: dict | None = None
+) -> tuple[list, bool]:
     """Remove assignments nobody reads. `live` holds the names read after `lines` (updated in
-    place to those read before them); an ``if`` keeps what either branch needs."""
+    place to those read before them); an ``if`` keeps what either branch needs. A change in
+    place (``items.pop()``) is needed while the changed value is read later under any of its
+    names (`aliases`, from the copies ``a = b``: ``L = items; L.pop()`` changes ``items``)."""
     live = set() if live is None else live
+    aliases = _aliases(lines) if aliases is None else aliases
+
+    def changes_live(names) -> bool:
+        return not live.isdisjoint(_widened(names, aliases))
+
     decisions = []
     changed = False
     for line in reversed(lines):
         if isinstance(line, (cst.For, cst.While)):
-            line, needed, loop_changed = _dead_code_in_loop(line, live)
+            line, needed, loop_changed = _dead_code_in_loop(line, live, aliases)
             changed = changed or loop_changed or not needed
             decisions.append(("keep" if needed else "drop", line))
             continue
         if isinstance(line, cst.If):
-            line, needed, branch_changed = _dead_code_in_if(line, live)
+            line, needed, branch_changed = _dead_code_in_if(line, live, aliases)
             changed = changed or branch_changed
             decisions.append(("keep" if needed else "drop", line))
             if not needed:
@@ -312,12 +323,12 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
             live.update(used.reads)
         elif isinstance(statement, cst.Assign):
             # ``v = items.pop()`` is needed while `items` is read later, `v` or not
-            needed = any(name in live for name in (*used.writes, *used.mutates))
+            needed = any(name in live for name in used.writes) or changes_live(used.mutates)
             if needed:
                 live.difference_update(used.writes)
                 live.update(used.reads)
         elif isinstance(statement, cst.AugAssign):
-            needed = any(name in live for name in used.mutates)
+            needed = changes_live(used.mutates)
             if needed:
                 live.update(used.reads)
         else:  # return, raise, expression statements, assert: always kept
@@ -330,7 +341,38 @@ def eliminate_dead_code(lines: list, live: set[str] | None = None) -> tuple[list
     return carry_comments(decisions), changed
 
 
-def _dead_code_in_loop(line, live: set[str]) -> tuple[cst.BaseCompoundStatement, bool, bool]:
+def _widened(names, aliases: dict) -> set[str]:
+    return {alias for name in names for alias in aliases.get(name, (name,))}
+
+
+def _aliases(lines: list) -> dict[str, tuple[str, ...]]:
+    """For each name copied to or from another (``a = b``, anywhere in `lines`), every name
+    that may hold the same object: the groups joined by those copies."""
+    group: dict[str, set[str]] = {}
+
+    def scan(block) -> None:
+        for line in block:
+            if isinstance(line, COMPOUND):
+                for inner in blocks(line):
+                    scan(inner)
+                continue
+            statement = line.body[0]
+            if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Name):
+                continue
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    a, b = target.target.value, statement.value.value
+                    joined = group.get(a, {a}) | group.get(b, {b})
+                    for name in joined:
+                        group[name] = joined
+
+    scan(lines)
+    return {name: tuple(names) for name, names in group.items()}
+
+
+def _dead_code_in_loop(
+    line, live: set[str], aliases: dict
+) -> tuple[cst.BaseCompoundStatement, bool, bool]:
     """What is live at the end of a loop body is what is live after the loop plus what the
     body's start needs (the next iteration): found by repeating the analysis to a fixpoint."""
     head_reads = read_names(head(line), [])
@@ -338,26 +380,26 @@ def _dead_code_in_loop(line, live: set[str]) -> tuple[cst.BaseCompoundStatement,
     live_end = set(live) | set(head_reads)
     for _ in range(8):
         trial = set(live_end)
-        eliminate_dead_code(body_lines, trial)
+        eliminate_dead_code(body_lines, trial, aliases)
         grown = set(live) | set(head_reads) | trial
         if grown == live_end:
             break
         live_end = grown
     start = set(live_end)
-    body, changed = eliminate_dead_code(body_lines, start)
+    body, changed = eliminate_dead_code(body_lines, start, aliases)
     if not body:
         return line, False, True
     live |= start | set(head_reads)
     return with_blocks(line, [body]), True, changed
 
 
-def _dead_code_in_if(line: cst.If, live: set[str]) -> tuple[cst.If, bool, bool]:
+def _dead_code_in_if(line: cst.If, live: set[str], aliases: dict) -> tuple[cst.If, bool, bool]:
     after = set(live)
     live_in: set[str] = set()
     kept_blocks, changed = [], False
     for block in blocks(line):
         branch_live = set(after)
-        kept, block_changed = eliminate_dead_code(block, branch_live)
+        kept, block_changed = eliminate_dead_code(block, branch_live, aliases)
         kept_blocks.append(kept)
         live_in |= branch_live
         changed = changed or block_changed

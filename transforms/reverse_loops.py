@@ -71,6 +71,12 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
             adjoints.owned.add(adjoint)
         else:
             adjoints.emit(assign(adjoint, cst.Float("0.0")))
+    # an adjoint the body resets to 0.0 (a name it reassigns, as a loop header) is a number
+    # in the next iteration: not full, nor owned, anywhere in the body
+    for name in {t for op in body_ops for t in op.targets} & context.reassigned:
+        if adjoints.has(name):
+            adjoints.full.discard(adjoints.names[name])
+            adjoints.owned.discard(adjoints.names[name])
     inner = adjoints.fork()
     context.reverse_block(body, inner, context)
     adjoints.full &= inner.full
