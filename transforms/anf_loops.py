@@ -136,8 +136,10 @@ class LoopNormalizing:
             if name in self.current:
                 header = self.namer.version(name)
                 self.lines.append(copy_line(header, self.current[name]))
-            else:
+            else:  # first assigned in the loop: bound before it all the same, since a nested
+                # loop's header copy reads it on the first iteration (an UnboundLocalError)
                 header = self.define(name)
+                self.lines.append(copy_line(header, "None"))
             self.defined.add(header)
             self.line_of[header] = loop_line
             headers[name] = header
