@@ -95,6 +95,8 @@ def unbroadcast(g, x, *operands):
         g = np.asarray(g)
     gshape = getattr(g, "shape", ())
     shape = _shape(x)
+    if x.__class__ is list and _joined_or_repeated(shape, gshape, operands):
+        raise concatenation_error()
     if not operands:
         ashape = gshape
     else:
@@ -120,7 +122,25 @@ def unbroadcast(g, x, *operands):
         out = np.reshape(out, np.shape(out)[extra:])
         if not shape:
             out = out[()]  # a number for a number
-    return out * count if count != 1 else out
+    out = out * count if count != 1 else out
+    if x.__class__ is list and np.shape(out) != shape:
+        # a list's adjoint is its elements': never lazily broadcast, so that adding it to
+        # the adjoint of a slot of the list (a container adjoint) knows every element
+        out = np.broadcast_to(out, shape).copy()
+    return out
+
+
+def _joined_or_repeated(shape: tuple, gshape: tuple, operands) -> bool:
+    """Whether the adjoint `gshape` of an operation on a list of `shape` belongs to a join
+    or repeat the compiler did not see (see ``transforms/sequences.py``): another list
+    operand, or a result the list does not broadcast to."""
+    if any(o.__class__ is list for o in operands):
+        return True
+    try:
+        np.broadcast_shapes(shape, gshape)
+    except ValueError:
+        return True
+    return False
 
 
 def match_shape(g, x):

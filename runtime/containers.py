@@ -17,8 +17,10 @@ __all__ = [
     "ContainerAdjoint",
     "as_structure",
     "batch_container_adjoint",
+    "batch_joined_part",
     "batch_parts_of",
     "batch_repeated",
+    "batch_repeated_part",
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
@@ -26,9 +28,11 @@ __all__ = [
     "concatenation_error",
     "container_adjoint",
     "is_container",
+    "joined_part",
     "part",
     "parts_of",
     "repeated",
+    "repeated_part",
     "slot_key",
     "snapshot",
 ]
@@ -76,6 +80,11 @@ class ContainerAdjoint(dict):
             items = enumerate(other)
         elif not np.any(other):  # a zero, or zeros for every direction: nothing to add
             return out
+        elif isinstance(other, np.ndarray) and other.ndim > (self.batch is not None):
+            # the adjoint of the list read as one array (``np.sum(L)``): a row per element
+            # (behind the directions when batched)
+            rows = other if self.batch is None else np.moveaxis(other, 1, 0)
+            items = enumerate(rows)
         else:
             raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")
         for key, value in items:
@@ -91,11 +100,15 @@ class ContainerAdjoint(dict):
 
 
 def concatenation_error() -> TypeError:
-    """What differentiating ``xs + ys`` or ``xs * 3`` on lists or tuples raises: their
-    derivative is not elementwise, and the generated code cannot tell them from numbers."""
+    """What differentiating ``xs + ys`` or ``xs * n`` on lists or tuples raises where the
+    compiler could not see a join or a repeat (an operand that is a callee's result, a count
+    that is not an integer literal): generated code there treats ``+`` and ``*`` as arithmetic,
+    whose derivative a join's is not."""
     return TypeError(
-        "cannot differentiate joining or repeating lists or tuples with + or *: build the "
-        "list with append or a comprehension, or join arrays with np.concatenate"
+        "cannot differentiate joining or repeating lists or tuples with + or * here (the "
+        "compiler sees a join only of two lists built in the function or passed to it, and a "
+        "repeat only by an integer literal, xs * 2): build the list with append or a "
+        "comprehension, or join arrays with np.concatenate"
     )
 
 
@@ -225,6 +238,43 @@ def batch_split_like(t, arrays, axis=0):
         sizes = [np.shape(x)[axis] for x in arrays]
         pieces = np.split(t, np.cumsum(sizes)[:-1], axis=axis % (t.ndim - 1) + 1)
     return ContainerAdjoint(enumerate(pieces), batch=t.shape[0])
+
+
+def joined_part(g, joined, a, position):
+    """The adjoint of one operand of the list or tuple join ``joined = a + b``, from its
+    adjoint `g`: of `a` (`position` 0) the first ``len(a)`` elements', of ``b`` the rest."""
+    whole = container_adjoint(g, joined)
+    keys = range(len(a)) if position == 0 else range(len(a), len(joined))
+    return ContainerAdjoint(
+        {k - keys.start: whole[k] for k in keys if k in whole}, batch=whole.batch
+    )
+
+
+def batch_joined_part(t, joined, a, position):
+    """`joined_part` for a batched tangent `t` (directions first) of the adjoint."""
+    whole = batch_container_adjoint(t, joined)
+    keys = range(len(a)) if position == 0 else range(len(a), len(joined))
+    return ContainerAdjoint(
+        {k - keys.start: whole[k] for k in keys if k in whole}, batch=whole.batch
+    )
+
+
+def repeated_part(g, repeated, items):
+    """The adjoint of the list or tuple `items` repeated into ``repeated = items * n``, from
+    its adjoint `g`: each element's adjoint summed over its repeats."""
+    return _fold(container_adjoint(g, repeated), len(items))
+
+
+def batch_repeated_part(t, repeated, items):
+    """`repeated_part` for a batched tangent `t` (directions first) of the adjoint."""
+    return _fold(batch_container_adjoint(t, repeated), len(items))
+
+
+def _fold(whole: ContainerAdjoint, length: int) -> ContainerAdjoint:
+    out = ContainerAdjoint(batch=whole.batch)
+    for k, value in whole.items():
+        out[k % length] = out[k % length] + value
+    return out
 
 
 def repeated(g, items):

@@ -43,6 +43,7 @@ __all__ = [
     "map_examples",
     "matmul_tangent",
     "norm_axes",
+    "operand_tangent",
     "rows_to_jacobian",
     "set_batch_item",
     "solve_jvp",
@@ -245,6 +246,28 @@ def batch_array(items):
     if not isinstance(items, (list, tuple)):
         return items
     return np.stack([batch_array(item) for item in items], axis=1)
+
+
+def operand_tangent(t, value, ans, batched=False, joined_at=None):
+    """The tangent of `value`, an operand of ``+`` or ``*``, as the operation read it.
+
+    When the result `ans` is an array (``L + x``, ``L * np.float64(2.0)``), NumPy read a list
+    `value` as one array, and so is its tangent (directions first when `batched`). When it is
+    a list or tuple, ``+`` joined and ``*`` repeated: the list of tangents joins or repeats
+    the same way, and when the other operand of a join has no tangent (`joined_at`: the
+    position of `value` in it) zeros stand for its elements'."""
+    if not isinstance(value, (list, tuple)):
+        return t
+    if not isinstance(ans, (list, tuple)):
+        return batch_array(t) if batched else np.asarray(t)
+    if joined_at is None:
+        return t
+    batch = batch_size(t) if batched else None
+    if joined_at == 0:
+        zeros = [zero_tangent(e, batch) for e in ans[len(value) :]]
+        return type(ans)([*t, *zeros])
+    zeros = [zero_tangent(e, batch) for e in ans[: len(ans) - len(value)]]
+    return type(ans)([*zeros, *t])
 
 
 def batch_size(*tangents):

@@ -287,6 +287,26 @@ def list_repeated(w):
     return xs[0] + xs[1] + xs[2]
 
 
+def list_grown_by_joins(w):
+    hs = []
+    for i in range(3):
+        hs = hs + [w * i]  # noqa: RUF005 (a join is the point)
+    front = [w * w] + hs + [2.0]  # noqa: RUF005
+    return front[0] * hs[-1] + np.sum(np.array(front)) * front[-2] * front[-1]
+
+
+def tuple_grown_by_joins(w):
+    hs = ()
+    for i in range(3):
+        hs = hs + (w * i + 1.0,)  # noqa: RUF005
+    return hs[-1] * hs[1] * hs[0]
+
+
+def list_repeated_by_a_count(w, n):
+    xs = [w, 2.0 * w] * n
+    return xs[0] * xs[3]
+
+
 def pairs_in_a_list(w):
     pairs = [(w, 1.0), (2.0, w)]
     total = 0.0

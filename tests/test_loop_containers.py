@@ -128,14 +128,27 @@ def test_changes_the_derivative_cannot_follow_are_rejected_at_their_line(
     assert code in lines[caught.value.lineno - 1]
 
 
-@pytest.mark.parametrize("name", ["lists_joined", "list_repeated"])
-def test_joined_or_repeated_lists_are_an_error_in_reverse_mode(name):
-    # their adjoints were given to each operand whole: a wrong number
+@pytest.mark.parametrize(
+    "name", ["lists_joined", "list_repeated", "list_grown_by_joins", "tuple_grown_by_joins"]
+)
+def test_joined_and_repeated_lists_are_differentiated(name):
+    # a join's adjoint was given to each operand whole (a wrong number, then a TypeError);
+    # forward mode dropped the zeros of an operand with no tangent (a wrong number)
     f = getattr(lcp, name)
-    with pytest.raises(TypeError, match="joining or repeating lists"):
-        sg.grad(f)(0.7)
     slope = float(numerical_gradient(f, [0.7], 0))
+    np.testing.assert_allclose(sg.grad(f)(0.7), slope, rtol=1e-6)
     np.testing.assert_allclose(sg.jvp(f, (0.7,), (1.0,))[1], slope, rtol=1e-6)
+    curvature = float(numerical_gradient(sg.grad(f), [0.7], 0))
+    np.testing.assert_allclose(sg.hessian(f)(0.7), curvature, rtol=1e-5)
+    np.testing.assert_allclose(sg.grad(sg.grad(f))(0.7), curvature, rtol=1e-5)
+
+
+def test_a_repeat_the_compiler_cannot_see_is_an_error_not_a_wrong_number():
+    f = lcp.list_repeated_by_a_count  # the count is an argument: arithmetic or a repeat?
+    with pytest.raises(TypeError, match="joining or repeating lists"):
+        sg.grad(f)(0.7, 2)
+    slope = float(numerical_gradient(lambda w: f(w, 2), [0.7], 0))
+    np.testing.assert_allclose(sg.jvp(f, (0.7, 2), (1.0, None))[1], slope, rtol=1e-6)
 
 
 def _jacobian_by_differences(f, x, eps=1e-6):

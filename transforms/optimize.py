@@ -374,7 +374,8 @@ def _dead_code_in_loop(
     line, live: set[str], aliases: dict
 ) -> tuple[cst.BaseCompoundStatement, bool, bool]:
     """What is live at the end of a loop body is what is live after the loop plus what the
-    body's start needs (the next iteration): found by repeating the analysis to a fixpoint."""
+    body's start needs (the next iteration): found by repeating the analysis to a fixpoint.
+    A ``for`` whose body is dead stays (as ``pass``) while its target is read after it."""
     head_reads = read_names(head(line), [])
     body_lines = list(line.body.body)
     live_end = set(live) | set(head_reads)
@@ -387,7 +388,9 @@ def _dead_code_in_loop(
         live_end = grown
     start = set(live_end)
     body, changed = eliminate_dead_code(body_lines, start, aliases)
-    if not body:
+    # a loop whose body is dead still assigns its target, which may be read after it
+    target_read = isinstance(line, cst.For) and line.target.value in live
+    if not body and not target_read:
         return line, False, True
     live |= start | set(head_reads)
     return with_blocks(line, [body]), True, changed

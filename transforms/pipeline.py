@@ -139,6 +139,7 @@ def generate_gradient(
         shaped_like=dict(spec.shaped_like),
         array_shapes=array_shapes,
         given=frozenset(spec.given),
+        containers=containers,
     )
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)

@@ -16,6 +16,7 @@ array only this code refers to, so it may be updated in place), and emits ``unbr
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 import libcst as cst
 
@@ -40,6 +41,9 @@ from .shapes import ShapeTokens
 from .signs import positive_names
 from .templates import Template, instantiate, load_template
 from .walk import read_names, rewrite, rewrite_statement
+
+# ``+`` and ``*``: on lists and tuples they join and repeat (see `sequences`)
+_LIST_OPERATORS = (operator.add, operator.mul)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -346,6 +350,9 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
     if op.index is not None:
         _differentiate_index(op, adjoints, shapes)
         return
+    if op.primitive in _LIST_OPERATORS and op.targets[0] in shapes.sequences:
+        _differentiate_sequence(op, adjoints)
+        return
     rule = op.rule
     target, ans = _result(op, nf)
     if not adjoints.has(target):
@@ -373,6 +380,25 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
     ]
     for arg, contribution in _merge_repeated(pairs):
         _contribute(arg, contribution, op, adjoints, shapes, g)
+
+
+def _differentiate_sequence(op: Operation, adjoints: Adjoints) -> None:
+    """A list or tuple joined (``hs + [h]``) or repeated (``xs * 2``): each operand's adjoint
+    is its elements' part of the result's (`joined_part`), or their sum over the repeats
+    (`repeated_part`); an integer count has none."""
+    target = op.targets[0]
+    if not adjoints.has(target):
+        return
+    g, joined = cst.Name(adjoints.names[target]), cst.Name(target)
+    for position, arg in enumerate(op.args):
+        if not (isinstance(arg, cst.Name) and arg.value in adjoints.active):
+            continue
+        if op.primitive is operator.add:
+            index = cst.Integer(str(position))
+            contribution = call("joined_part", g, joined, op.args[0], index)
+        else:
+            contribution = call("repeated_part", g, joined, arg)
+        adjoints.contribute(arg.value, contribution, full=True)
 
 
 def _merge_repeated(pairs):

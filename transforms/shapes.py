@@ -24,8 +24,10 @@ from s2sgrad.runtime import match_shape, matmul_left, matmul_right
 from .activity import Activity
 from .anf import NormalForm, is_literal
 from .operations import APPEND, COPY, SETITEM, Operation, evaluate_spelling
+from .sequences import sequence_names
 
 SCALAR = ("shape", ())
+NONE = ("none",)  # ``None``, as a name is bound before a loop that first assigns it
 
 
 class ShapeTokens:
@@ -43,10 +45,15 @@ class ShapeTokens:
         self._namespace = namespace
         self._fresh = itertools.count()
         self._token_ndims: dict[object, int] = {}  # symbols whose rank is known
+        # names that are lists or tuples wherever assigned (`sequences`): ``+`` and ``*``
+        # of them join and repeat
+        self.sequences: frozenset[str] = frozenset()
 
     def of(self, expr: cst.BaseExpression) -> object:
         if isinstance(expr, cst.Name) and expr.value in self._tokens:
             return self._tokens[expr.value]
+        if _is_none(expr):
+            return NONE  # not a number: a name bound to None first has no shape yet
         if is_literal(expr):
             return SCALAR
         found, value = evaluate_spelling(expr, self._namespace)
@@ -105,6 +112,7 @@ def infer_shapes(
     shaped_like: Mapping[str, str] | None = None,
     array_shapes: Mapping[str, tuple] | None = None,
     given: frozenset[str] = frozenset(),
+    containers: frozenset[str] = frozenset(),
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers
     (None: a callee, compiled once for every call site, whose callers' mutation walks check
@@ -114,7 +122,8 @@ def infer_shapes(
     exact shapes of array parameters in a specialization for shapes (a tape's recording), so
     that elementwise results and products of them get exact shapes too; `given` names values
     the caller hands over (`GradSpec.given`): after the parameters, they are the preferred
-    representatives of their shapes.
+    representatives of their shapes; `containers` are the parameters called with a list,
+    tuple or dict, from which `ShapeTokens.sequences` starts (see `sequences`).
 
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
@@ -156,6 +165,7 @@ def infer_shapes(
         for name, token in shapes._tokens.items():
             if name in preferred:
                 shapes._first.setdefault(token, name)
+    shapes.sequences = sequence_names(nf.statements, containers)
     return shapes
 
 

@@ -27,6 +27,8 @@ from .walk import read_names
 
 # operators that have no meaning for Python lists: a list operand of one is an array
 _ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.pow, operator.matmul, operator.mod)
+# operators that join or repeat lists, or read a list as one array, by the other operand
+_LIST_OPERATORS = (operator.add, operator.mul)
 
 
 class TangentContext:
@@ -43,29 +45,40 @@ class TangentContext:
         self._containers: frozenset[str] | None = None
 
     def containers(self) -> frozenset[str]:
-        """Names the normal form assigns a list or tuple literal (``w = [x, 2 * x]``): their
-        tangents are lists of tangents."""
-        if self._containers is None:
-            self._containers = frozenset(
-                target.target.value
-                for statement in (self.nf.statements if self.nf is not None else ())
-                if isinstance(statement, cst.Assign)
-                and isinstance(statement.value, (cst.List, cst.Tuple))
-                for target in statement.targets
-                if isinstance(target.target, cst.Name)
-            )
-        return self._containers
+        """Names that hold a list or tuple (`ShapeTokens.sequences`): their tangents are
+        lists or tuples of tangents."""
+        return self.shapes.sequences
 
     def as_array(self, op, arg, tangent, position=None, keyword=None):
         """`tangent` of `arg`, made one array when `arg` is a list local that the primitive of
         `op` reads as one array (``np.var(w)``): ``np.asarray`` of the list of tangents, or
-        in a batched sweep `batch_array` (the directions first, not second)."""
+        in a batched sweep `batch_array` (the directions first, not second). Under ``+`` and
+        ``*`` a list is one array, or is joined or repeated, by the other operand's type
+        (``L + x``, ``L + M``, ``L * 2``): `operand_tangent` decides at run time from the
+        result, and pads a joined list's tangent with zeros for an operand that has none."""
+        primitive = op.rule.primitive
+        if primitive in _LIST_OPERATORS and len(op.args) == 2:
+            return self._operand_tangent(op, arg, tangent)
         if not (isinstance(arg, cst.Name) and arg.value in self.containers()):
             return tangent
-        operator_ = op.rule.primitive in _ARRAY_OPERATORS  # (lists have no w - v)
-        if not (operator_ or takes_one_array(op.rule.primitive, position, keyword)):
+        operator_ = primitive in _ARRAY_OPERATORS  # (lists have no w - v)
+        if not (operator_ or takes_one_array(primitive, position, keyword)):
             return tangent
         return call("batch_array" if self.batched else "np.asarray", tangent)
+
+    def _operand_tangent(self, op, arg, tangent):
+        sequences = self.containers()
+        if not any(isinstance(a, cst.Name) and a.value in sequences for a in op.args):
+            return tangent
+        args = [cst.Arg(a) for a in (tangent, arg, cst.Name(op.targets[0]))]
+        if self.batched:
+            args.append(cst.Arg(cst.Name("True")))
+        at = next((k for k, a in enumerate(op.args) if a is arg), None)
+        if at is None:
+            at = next(k for k, a in enumerate(op.args) if a.deep_equals(arg))
+        if op.rule.primitive is operator.add and self.of(op.args[1 - at]) is None:
+            args.append(cst.Arg(cst.Integer(str(at)), keyword=cst.Name("joined_at")))
+        return cst.Call(func=cst.Name("operand_tangent"), args=tuple(args))
 
     def of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         raise NotImplementedError

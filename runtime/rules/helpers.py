@@ -52,14 +52,18 @@ from ..array_helpers import (
 from ..boundaries import fresh_containers, unaliased
 from ..containers import (
     as_structure,
+    batch_joined_part,
     batch_parts_of,
     batch_repeated,
+    batch_repeated_part,
     batch_saved_slot,
     batch_split_like,
     batch_unstack,
+    joined_part,
     part,
     parts_of,
     repeated,
+    repeated_part,
     slot_key,
 )
 from ..helper_tangents import (
@@ -144,6 +148,8 @@ registry.linear(
     part,
     parts_of,
     repeated,
+    joined_part,
+    repeated_part,
     as_structure,
     # the helpers of forward-mode code, so that it too can be differentiated again
     broadcast_tangent,
@@ -235,6 +241,16 @@ def part_(tangents, ans, adjoint, key):
 @registry.batched(repeated)
 def repeated_(tangents, ans, g, items):
     return batch_repeated(tangents[0], items)
+
+
+@registry.batched(joined_part)
+def joined_part_(tangents, ans, g, joined, a, position):
+    return batch_joined_part(tangents[0], joined, a, position)
+
+
+@registry.batched(repeated_part)
+def repeated_part_(tangents, ans, g, repeated, items):
+    return batch_repeated_part(tangents[0], repeated, items)
 
 
 @registry.batched(parts_of)

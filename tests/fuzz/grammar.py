@@ -197,12 +197,13 @@ class Generator:
             lambda: kink("({}) % 2.0", "_mod({}, 2.0)", a()),
         ]
         lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
-        if lists:  # NumPy reductions of a Python list
+        if lists:  # NumPy reductions of a Python list, and of one repeated (``L * 2``)
             options.append(
                 lambda: fmt(
                     f"np.{self.choice(('sum', 'mean', 'var', 'prod'))}({self.choice(lists)})"
                 )
             )
+            options.append(lambda: fmt(f"np.mean(np.array({self.choice(lists)} * 2) * {{}})", a()))
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "S", depth))
         return self.choice(options)()
@@ -242,6 +243,9 @@ class Generator:
         triples = [n for n in self.of_kind(scope, "LS") if scope[n].length == 3 and scope[n].exact]
         if triples:
             options.append(lambda: Text.plain(f"np.array({self.choice(triples)})"))
+            # a list as one operand of ``+`` / ``*`` with an array is read as one array
+            options.append(lambda: fmt(f"{self.choice(triples)} + {{}}", v()))
+            options.append(lambda: fmt(f"({{}}) * {self.choice(triples)}", v()))
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "V", depth))
         return self.choice(options)()

@@ -200,7 +200,18 @@ class ProgramGenerator(Generator):
         name = self.choice(lists)
         var = scope[name]
         kind = var.kind[1]
-        op = self.rng.randrange(5)
+        op = self.rng.randrange(7)
+        if op == 5 and (loop is None or (loop.grows and name not in loop.iterated)):
+            # a join rebinds the list: ``L = L + [v]`` or ``L = [v] + L``
+            value = self.value(scope, kind, 1)
+            text = fmt(f"{name} = {name} + [{{}}]", value)
+            if self.chance(0.5):
+                text = fmt(f"{name} = [{{}}] + {name}", value)
+            var.length += 1
+            return [Simple(text)]
+        if op == 6 and loop is None and 0 < var.length <= 3:  # a repeat: ``L = L * 2``
+            var.length *= 2
+            return [Simple(Text.plain(f"{name} = {name} * 2"))]
         if op == 0 and var.length > 0:  # slot write, reading a slot
             index = self.index(scope, var.length)
             read = self.list_read(scope, name)

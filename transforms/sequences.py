@@ -1,0 +1,86 @@
+"""Which names of a normal form hold a Python list or tuple wherever they are assigned.
+
+``+`` and ``*`` mean different things for lists and arrays: ``xs + [v]`` joins and
+``xs * 2`` repeats, where ``x + v`` and ``x * 2`` work elementwise. Their derivatives differ
+as much (a joined list's adjoint is split between its operands, a repeated one's is summed
+over its repeats; a tangent is joined or repeated), so the forward and reverse passes must
+know which operations join or repeat. This analysis finds them from what the normal form
+shows: a name is a *sequence* when every assignment to it (a loop header's back edge
+included) is a list or tuple literal (a comprehension's ``_items = []`` too), a copy of a
+sequence, a join of two sequences or a sequence repeated by an integer literal, or when it is
+a parameter the specialization was called with a list or tuple for. What it cannot tell (a
+callee's result, a generic specialization) is not a sequence: there, the runtime helpers
+raise a clear error for a join or a repeat rather than treat it as arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import libcst as cst
+
+
+def sequence_names(
+    statements: Iterable[cst.BaseSmallStatement], containers: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The sequences among the names `statements` assign, given the parameters that are
+    `containers` (lists, tuples or dicts: only those assigned nowhere else count)."""
+    assignments: dict[str, list[cst.BaseExpression]] = {}
+    for statement in statements:
+        if not isinstance(statement, cst.Assign):
+            continue
+        for target in statement.targets:
+            if isinstance(target.target, cst.Name):
+                assignments.setdefault(target.target.value, []).append(statement.value)
+    # the greatest set closed under the rules: start from every candidate, drop the names
+    # with an assignment that is not a sequence, until nothing changes (so a loop header
+    # assigned ``hs = []`` before the loop and ``hs = hs + [h]`` in it stays in)
+    found = {name for name, values in assignments.items() if values} | (
+        set(containers) - set(assignments)
+    )
+    changed = True
+    while changed:
+        changed = False
+        for name in list(found):
+            if name in assignments and not all(
+                _is_sequence(value, found) for value in assignments[name]
+            ):
+                found.discard(name)
+                changed = True
+    return frozenset(found)
+
+
+def _is_sequence(value: cst.BaseExpression, found: set[str]) -> bool:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in found
+    return joins(value, found) or repeats(value, found) is not None
+
+
+def joins(value: cst.BaseExpression, sequences) -> bool:
+    """``a + b`` with both operands sequences: a join."""
+    return (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.operator, cst.Add)
+        and all(_names_sequence(side, sequences) for side in (value.left, value.right))
+    )
+
+
+def repeats(value: cst.BaseExpression, sequences) -> int | None:
+    """For ``items * n`` or ``n * items`` with `items` a sequence and `n` an integer literal,
+    the position of `items` (0 or 1); None for anything else."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply)):
+        return None
+    for position, (side, other) in enumerate(
+        ((value.left, value.right), (value.right, value.left))
+    ):
+        if _names_sequence(side, sequences) and isinstance(other, cst.Integer):
+            return position
+    return None
+
+
+def _names_sequence(expr: cst.BaseExpression, sequences) -> bool:
+    return isinstance(expr, (cst.List, cst.Tuple)) or (
+        isinstance(expr, cst.Name) and expr.value in sequences
+    )
