@@ -89,6 +89,61 @@ CASES = {
         """,
         [("w", "V")],
     ),
+    # bitwise augmented assignment on masks, simplified with sympy: the comparison kept as
+    # one opaque symbol was printed back without its parentheses (``m ^ x < 2.0``)
+    "bitwise updates of a mask": (
+        """
+        def f(w):
+            m = w > 0.1
+            m ^= w < G0
+            m |= w > 2.0
+            m &= w < 5.0
+            return np.sum(np.where(m, w * w, GV * w))
+        """,
+        [("w", "V")],
+    ),
+    # a list repeated (or joined) holds its operands' own elements: its result was taken for
+    # a new object, and value_and_grad returned a view of the argument
+    "a repeated list holding a view of the argument": (
+        """
+        def f(w):
+            L6 = [(w)[::-1]]
+            L6 = L6 * 2
+            return L6[-1]
+        """,
+        [("w", "V")],
+    ),
+    # a name assigned on one path of an ``if`` only, then merged with a loop's target on
+    # another: the merge read it unbound (UnboundLocalError with optimize=False, seed 40036)
+    "a name bound on one path, merged with a loop target": (
+        """
+        def f(v, y):
+            if np.mean(v) > 100.0 * y * y:
+                u6, g, u7 = np.tanh(v)
+            if np.sum(v) < 100.0:
+                pass
+            else:
+                for g in range(2):
+                    pass
+            return np.max(v * G0)
+        """,
+        [("v", "V"), ("y", "S")],
+    ),
+    # a loop that runs no iteration leaves its target as it was: the target's version was
+    # read after it, unbound
+    "a loop target after no iteration": (
+        """
+        def f(w):
+            i = 2
+            for i in range(0):
+                pass
+            k = 0.5
+            for e in w[:0]:
+                k = e * 3.0
+            return np.sum(w * i) + k * np.sum(w ** 2)
+        """,
+        [("w", "V")],
+    ),
 }
 
 

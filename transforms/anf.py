@@ -305,9 +305,12 @@ class _Normalizer(LoopNormalizing):
             self.current = dict(then_current)
             for name in then_current.keys() | else_current.keys():
                 a, b = then_current.get(name), else_current.get(name)
-                if a is None or b is None or a == b:
+                if a == b or ((a is None or b is None) and name in before):
                     self.current[name] = a or b
                     continue
+                # (assigned on one path only, it is None on the other: a later merge or loop
+                # header reads it there, where Python would have it unbound)
+                a, b = a or "None", b or "None"
                 joined = self.namer.version(name)
                 then_lines.append(copy_line(joined, a))
                 else_lines.append(copy_line(joined, b))
@@ -688,6 +691,7 @@ class _Normalizer(LoopNormalizing):
             def emit_part() -> bool:
                 if value is normal and isinstance(value, cst.Name):
                     self.emit(copy_line(temp, value.value).body[0], temp)  # already normal
+                    self.current[temp] = temp  # (both branches assign the one temporary)
                 else:
                     self.assign([cst.Name(temp)], value, origin_node=node)
                 return False

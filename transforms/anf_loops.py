@@ -7,7 +7,15 @@ from __future__ import annotations
 import libcst as cst
 from s2sgrad.runtime import registry
 
-from .blocks import AssignedNames, contains_jump, copy_line, indented, is_builtin_call, target_names
+from .blocks import (
+    AssignedNames,
+    contains_jump,
+    copy_line,
+    indented,
+    is_builtin_call,
+    names_in_target,
+    target_names,
+)
 
 END_OF_ITERATION = object()  # marks where a loop body's paths end (see _Normalizer.block)
 
@@ -60,9 +68,13 @@ class LoopNormalizing:
         collector = AssignedNames()
         node.body.visit(collector)
         assigned = [n for n in collector.names if n != index_name]
+        # the names the loop itself binds keep their old value (or None) after no iteration
+        bound = [index_name] if not prologue else []
+        bound += [n for name, _ in prologue for n in names_in_target(name)]
+        assigned += [n for n in bound if n not in assigned]
         names = [*assigned, counter] if counter is not None else assigned
         names += self.returning(node)
-        headers = self.loop_headers_for(names, loop_line)
+        headers = self.loop_headers_for(names, loop_line, bound)
         target = self.define(index_name)
         self.line_of[target] = loop_line
         self.loop_headers[target] = tuple(headers.values())
@@ -70,6 +82,7 @@ class LoopNormalizing:
             self.loop_counts[target] = headers[counter]
 
         def read_elements() -> None:  # the elements this iteration reads
+            self.current[index_name] = target  # (not its header)
             for bound, sequence in prologue:
                 if sequence is None:
                     element = cst.Name(target)  # enumerate's counter is the index itself
@@ -126,16 +139,22 @@ class LoopNormalizing:
         body, self.lines = self.lines, outer
         return body
 
-    def loop_headers_for(self, names: list[str], loop_line: int) -> dict[str, str]:
+    def loop_headers_for(
+        self, names: list[str], loop_line: int, bound: list[str] = ()
+    ) -> dict[str, str]:
         """A new *header* name for each variable a loop assigns: its value at the start of an
         iteration. A variable defined before the loop is copied into its header first, one
         that is not starts as None; the loop never overwrites the version before it, which
-        the adjoints of earlier statements may read."""
+        the adjoints of earlier statements may read. The names the loop statement `bound`
+        (its target) keep the plain name inside the loop: their headers are new versions."""
         headers = {}
         for name in names:
             if name in self.current:
                 header = self.namer.version(name)
                 self.lines.append(copy_line(header, self.current[name]))
+            elif name in bound:
+                header = self.namer.version(name)
+                self.lines.append(copy_line(header, "None"))
             else:  # first assigned in the loop: bound before it all the same, since a nested
                 # loop's header copy reads it on the first iteration (an UnboundLocalError)
                 header = self.define(name)

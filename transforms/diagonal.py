@@ -34,8 +34,10 @@ import numpy as np
 from s2sgrad.runtime import matmul_left, matmul_right
 
 from .adjoints import assign, call
+from .codegen import parenthesize_node
 from .operations import COPY, Operation
 from .tangent_rules import TangentContext, elementwise_tangent
+from .walk import rewrite
 
 _PRODUCTS = (operator.matmul, np.matmul, np.dot)
 _SUMS = (operator.add, np.add, operator.sub, np.subtract)
@@ -251,7 +253,8 @@ def _folded(expr: cst.BaseExpression) -> cst.BaseExpression:
     diagonal that is a multiple of the identity is recognized as one by the product rules."""
     if isinstance(expr, (cst.Name, cst.Float, cst.Integer)):
         return expr
-    text = cst.Module(body=()).code_for_node(expr)
+    # (parentheses set first: passes build trees without them)
+    text = cst.Module(body=()).code_for_node(rewrite(expr, parenthesize_node))
     if not _ARITHMETIC_OF_NUMBERS.fullmatch(text) or "**" in text:  # (no huge powers)
         return expr
     try:

@@ -62,7 +62,8 @@ def entry_edges(
             *funcdef.params.kwonly_params,
         )
     ]
-    funcdef = _unalias_returns(funcdef, params, set(params) | set(constants), constants)
+    given = set(params) | set(constants)
+    funcdef = _unalias_returns(funcdef, params, given, constants, containers)
     if containers:
         copied = [p for p in params if p in containers or p not in primal_params]
         first = tuple(cst.parse_statement(f"{p} = fresh_containers({p})") for p in copied)
@@ -85,10 +86,13 @@ def unalias_constants(funcdef: cst.FunctionDef, constants: Mapping[str, object])
 _SOURCES = (np.ndarray, list, dict, tuple, types.FunctionType)
 
 
-def _unalias_returns(funcdef, params: list[str], given: set[str], constants) -> cst.FunctionDef:
+def _unalias_returns(
+    funcdef, params: list[str], given: set[str], constants, containers=frozenset()
+) -> cst.FunctionDef:
     """`funcdef` whose returns of values not shown to be new are ``unaliased(value, sources)``,
-    the sources being `params` and the mutable constants the function reads."""
-    freshness = _Freshness(funcdef.body.body, given)
+    the sources being `params` and the mutable constants the function reads (`containers`:
+    the parameters that are lists, tuples or dicts)."""
+    freshness = _Freshness(funcdef.body.body, given, containers)
     if all(r.value is None or freshness.is_new(r.value) for r in freshness.returns):
         return funcdef
     read: list[str] = []
@@ -131,9 +135,10 @@ class _Freshness:
     """Which expressions of a function are certainly new objects (see the module docstring),
     from one walk over its statements (no libcst visitor: this runs on every entry)."""
 
-    def __init__(self, lines, given: set[str]):
+    def __init__(self, lines, given: set[str], containers=frozenset()):
         self.values: dict[str, list[cst.BaseExpression]] = {}
         self.unknown = set(given)  # parameters, constants, names bound by unpacking or loops
+        self.containers = containers
         self.returns: list[cst.Return] = []
         self.read: list[cst.CSTNode] = []  # what the function reads: statements, tests
         self._walk(lines)
@@ -175,6 +180,9 @@ class _Freshness:
                     self.read.append(target.target)
                     self._bound_unknown(target.target)
         elif isinstance(statement, (cst.AugAssign, cst.Expr)):
+            changed = statement.value.func if isinstance(statement.value, cst.Call) else None
+            if isinstance(changed, cst.Attribute) and isinstance(changed.value, cst.Name):
+                self.unknown.add(changed.value.value)  # ``xs.append(v)``: xs may now hold v
             self.read.extend(
                 (statement.target, statement.value)
                 if isinstance(statement, cst.AugAssign)
@@ -193,6 +201,9 @@ class _Freshness:
     def is_new(self, expr: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
             return True
+        if isinstance(expr, cst.BinaryOperation) and self._may_be_sequence(expr, seen):
+            # a list join or repeat is a new list of the operands' own elements
+            return self.is_new(expr.left, seen) and self.is_new(expr.right, seen)
         if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
             return True
         if isinstance(expr, cst.Name):
@@ -205,6 +216,26 @@ class _Freshness:
             return self.is_new(expr.value, seen)  # a view of a new array is no alias
         if isinstance(expr, cst.Call):
             return self._call_is_new(expr, seen)
+        return False
+
+    def _may_be_sequence(self, expr: cst.BaseExpression, seen: frozenset[str]) -> bool:
+        """`expr` may be a list or tuple: a literal, a container parameter, a name assigned
+        one, or ``+`` / ``*`` with such an operand."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return True
+        if isinstance(expr, cst.Name):
+            if expr.value in self.containers:
+                return True
+            if expr.value in seen:
+                return False
+            inner = seen | {expr.value}
+            return any(self._may_be_sequence(v, inner) for v in self.values.get(expr.value, ()))
+        if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.Add, cst.Multiply)
+        ):
+            return self._may_be_sequence(expr.left, seen) or self._may_be_sequence(
+                expr.right, seen
+            )
         return False
 
     def _name_is_new(self, name: str, seen: frozenset[str]) -> bool:

@@ -20,6 +20,7 @@ import itertools
 
 import libcst as cst
 
+from .codegen import parenthesize_node
 from .lines import single_name_assign, usage
 from .pure_calls import call_names, is_pure
 from .simplify_graph import INLINE_BUDGET, Graph
@@ -32,6 +33,7 @@ from .sympy_code import (
     written_cost,
 )
 from .walk import dotted_name, read_names
+from .walk import rewrite as rewrite_tree
 
 _SIMPLIFY_BUDGET = 40  # sympy.simplify only for expressions up to this many operations
 
@@ -228,7 +230,9 @@ class Segment:
             raise _Unsupported
         if not is_pure(node, self.context.pure_helpers):
             raise _Unsupported
-        code = cst.Module(body=()).code_for_node(node)
+        # (parentheses set first: passes build trees without them, and two different trees
+        # must not print as the same text)
+        code = cst.Module(body=()).code_for_node(rewrite_tree(node, parenthesize_node))
         symbol = self.atoms.get(code)
         if symbol is None:
             symbol = self.atoms[code] = self.sp.Dummy(real=True)

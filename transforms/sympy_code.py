@@ -8,7 +8,8 @@ from __future__ import annotations
 import libcst as cst
 from sympy.core.function import UndefinedFunction
 
-from .walk import dotted_name
+from .codegen import parenthesize_node
+from .walk import dotted_name, rewrite
 
 STATEMENT_COST = 0.5  # an assignment costs about half an arithmetic operation (CPython floats)
 
@@ -102,8 +103,9 @@ class Printer:
         return self.expr(expr)
 
     def expr(self, e) -> str:
-        if e in self.atoms:
-            return "(" + cst.Module(body=()).code_for_node(self.atoms[e]) + ")"
+        if e in self.atoms:  # (passes build trees without parentheses: set them first)
+            atom = rewrite(self.atoms[e], parenthesize_node)
+            return "(" + cst.Module(body=()).code_for_node(atom) + ")"
         if e.is_Symbol:
             return e.name
         if e.is_Integer:
