@@ -166,7 +166,7 @@ def zero_adjoint(x):
     if isinstance(x, (float, int)) and not isinstance(x, np.generic):
         return 0.0  # a NumPy scalar gets a 0-d array: ``np.mean(v)[None]`` scatters into it
     if is_container(x):
-        return ContainerAdjoint()
+        return ContainerAdjoint(keys=tuple(x.keys() if isinstance(x, dict) else range(len(x))))
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
 
 

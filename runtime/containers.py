@@ -48,9 +48,13 @@ class ContainerAdjoint(dict):
     # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
     __array_ufunc__ = None
 
-    def __init__(self, *items, batch=None):
+    def __init__(self, *items, batch=None, keys=None):
         super().__init__(*items)
         self.batch = batch
+        # the keys of the container this is the adjoint of, when known (`zero_adjoint`): a
+        # number added then stands for that number in every element (a reduction's lazily
+        # broadcast adjoint, ``np.sum(xs)``)
+        self.keys_of_value = keys
 
     def __missing__(self, key):
         return 0.0 if self.batch is None else np.zeros(self.batch)
@@ -70,7 +74,7 @@ class ContainerAdjoint(dict):
         super().__setitem__(key, value)
 
     def copy(self):
-        return ContainerAdjoint(self, batch=self.batch)
+        return ContainerAdjoint(self, batch=self.batch, keys=self.keys_of_value)
 
     def __add__(self, other):
         out = self.copy()
@@ -85,6 +89,13 @@ class ContainerAdjoint(dict):
             # (behind the directions when batched)
             rows = other if self.batch is None else np.moveaxis(other, 1, 0)
             items = enumerate(rows)
+        elif self.keys_of_value is not None:  # a number for every element
+            if self.batch is not None:  # (one per direction, in front of an element's axes)
+                for key in self.keys_of_value:
+                    extra = np.ndim(out[key]) - 1
+                    out[key] = out[key] + np.reshape(other, np.shape(other) + (1,) * extra)
+                return out
+            items = ((key, other) for key in self.keys_of_value)
         else:
             raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")
         for key, value in items:
@@ -134,6 +145,18 @@ def slot_key(value, index):
 def container_adjoint(g, value):
     """A new container adjoint of the container `value` holding `g`: a dict by key, a list
     or tuple by position, a number in every element (a lazily broadcast adjoint)."""
+    return _knowing_keys(_container_adjoint(g, value), value)
+
+
+def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:
+    if isinstance(value, (dict, list, tuple)):
+        adjoint.keys_of_value = tuple(
+            value.keys() if isinstance(value, dict) else range(len(value))
+        )
+    return adjoint
+
+
+def _container_adjoint(g, value):
     if isinstance(g, dict):
         return ContainerAdjoint(g, batch=getattr(g, "batch", None))
     if isinstance(g, (list, tuple)):
@@ -159,6 +182,10 @@ def _by_rows(shape: tuple, value) -> bool:
 
 def batch_container_adjoint(t, value):
     """`container_adjoint` for a batched tangent `t` (directions first) of the adjoint."""
+    return _knowing_keys(_batch_container_adjoint(t, value), value)
+
+
+def _batch_container_adjoint(t, value):
     if isinstance(t, dict):
         return ContainerAdjoint(t, batch=getattr(t, "batch", None))
     if isinstance(t, (list, tuple)):

@@ -61,7 +61,7 @@ def zero_tangent(x, batch=None):
     if is_container(x):
         if isinstance(x, ContainerAdjoint):
             zeros = {key: zero_tangent(value, batch) for key, value in x.items()}
-            return ContainerAdjoint(zeros, batch=batch)
+            return ContainerAdjoint(zeros, batch=batch, keys=x.keys_of_value)
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}
         return type(x)(zero_tangent(value, batch) for value in x)

@@ -144,6 +144,44 @@ CASES = {
         """,
         [("w", "V")],
     ),
+    # a view of a local array read by the returned value, after a slice write into that
+    # array: inlining moved the value past the backward sweep, which puts the overwritten
+    # slots back (value_and_grad's value was wrong, seed 41932)
+    "a view read after a write into its base": (
+        """
+        def f(y, w):
+            y11 = np.full(3, 0.5)
+            if y < 0.25:
+                y11[1:3] += np.max(w)
+            return np.sum((y11)[1:] * (np.where(w > y11[1], y11, w))[:-1])
+        """,
+        [("y", "S"), ("w", "V")],
+    ),
+    # ``y5 = GV * 1.0`` folded to ``y5 = GV`` although the next iteration writes into y5
+    # under its loop header's name: the Jacobian and the Hessian changed the global (seed 42360)
+    "a global times one, written into on the next iteration": (
+        """
+        def f(x, y):
+            y5 = np.full(3, 0.5)
+            for i6, e7 in enumerate(GV):
+                for i8 in GV:
+                    y5[:2] = y5[1:] * (2.0 * i8) * x
+                y5 = (GV) * 1.0
+            return np.sum(y5) * y
+        """,
+        [("x", "S"), ("y", "S")],
+    ),
+    # a NumPy reduction of a list whose slot is also read: the reduction's lazily broadcast
+    # adjoint (a number) was added to the slot's container adjoint (TypeError, seed 40371)
+    "a list reduced and indexed": (
+        """
+        def f(v):
+            L1 = [3., np.sum((GV)[1:] * (v)[:-1]), max(1.5, v[-1])]
+            s4 = np.sum(L1)
+            return (np.array([s4, G0, L1[-2]]))[::-1]
+        """,
+        [("v", "V")],
+    ),
 }
 
 

@@ -18,7 +18,15 @@ import sys
 
 import libcst as cst
 
-from .lines import COMPOUND, is_name, on_branches, replace_line, usage
+from .lines import (
+    COMPOUND,
+    alias_groups,
+    is_name,
+    on_branches,
+    replace_line,
+    usage,
+    widened,
+)
 from .walk import dotted_name, rewrite, rewrite_statement
 
 _MAX_BITS = 64  # larger integers are left as written (folded results are below 1e15 anyway)
@@ -404,8 +412,9 @@ def _makes_an_alias(before, after, mutated: frozenset[str]) -> bool:
 
 def fold(lines: list, folder: _Fold | None = None) -> tuple[list, bool]:
     if folder is None:
+        # (under every name that may share their memory: ``y_1 = y`` copies a loop header)
         mutated = frozenset(name for line in lines for name in usage(line).mutates)
-        folder = _Fold(mutated)
+        folder = _Fold(frozenset(widened(mutated, alias_groups(lines))))
     out = []
     for line in lines:
         if isinstance(line, COMPOUND):

@@ -229,3 +229,65 @@ def carry_comments(decisions) -> list:
         pending = ()
         kept.append(line)
     return kept
+
+
+def widened(names, aliases: dict) -> set[str]:
+    return {alias for name in names for alias in aliases.get(name, (name,))}
+
+
+def alias_groups(lines: list) -> dict[str, tuple[str, ...]]:
+    """For each name copied to or from another (``a = b``, anywhere in `lines`) or assigned a
+    possible view of one (``a = b[1:]``, ``a = b.T``, ``a = b.reshape(3, 2)``), every name
+    that may hold the same object or memory: the groups joined by those assignments. A view
+    read after a write into its base (the backward sweep puts overwritten slots back) reads
+    the new values, so nothing reading it moves past that write."""
+    group: dict[str, set[str]] = {}
+
+    def scan(block) -> None:
+        for line in block:
+            if isinstance(line, COMPOUND):
+                for inner in blocks(line):
+                    scan(inner)
+                continue
+            statement = line.body[0]
+            if not isinstance(statement, cst.Assign):
+                continue
+            base = _viewed(statement.value)
+            if base is None:
+                continue
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    a, b = target.target.value, base
+                    joined = group.get(a, {a}) | group.get(b, {b})
+                    for name in joined:
+                        group[name] = joined
+
+    scan(lines)
+    return {name: tuple(names) for name, names in group.items()}
+
+
+# methods and NumPy functions whose result may be a view of their (first) argument
+_VIEWS = frozenset(
+    {
+        "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
+        "view", "diagonal", "broadcast_to", "asarray", "flip", "atleast_1d", "atleast_2d",
+    }
+)  # fmt: skip
+
+
+def _viewed(value: cst.BaseExpression) -> str | None:
+    """The name `value` is, or may be a view of: ``b``, ``b[...]``, ``b.T``, ``b.reshape(...)``,
+    ``np.reshape(b, ...)``; None for anything else (arithmetic makes new arrays)."""
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, (cst.Subscript, cst.Attribute)) and isinstance(value.value, cst.Name):
+        return value.value.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        func = value.func
+        if func.attr.value not in _VIEWS:
+            return None
+        if isinstance(func.value, cst.Name) and func.value.value not in ("np", "numpy"):
+            return func.value.value  # b.reshape(...)
+        if value.args and isinstance(value.args[0].value, cst.Name):
+            return value.args[0].value.value  # np.reshape(b, ...)
+    return None

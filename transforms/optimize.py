@@ -23,6 +23,7 @@ from .fold import fold
 from .lines import (
     COMPOUND,
     Marked,
+    alias_groups,
     base_name,
     blocks,
     carry_comments,
@@ -35,6 +36,7 @@ from .lines import (
     single_name_assign,
     substitute_line,
     usage,
+    widened,
     with_blocks,
 )
 from .walk import nesting_depth, read_names, substitute_names
@@ -126,7 +128,7 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
         counts = (
             collections.Counter(name for u in usages for name in u.reads),
             collections.Counter(name for u in usages for name in u.writes),
-            _aliases(lines),
+            alias_groups(lines),
         )
     reads, writes, aliases = counts
     changed = False
@@ -143,10 +145,10 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
             continue
         if nesting_depth(value, MAX_NESTING) > MAX_NESTING:
             continue  # a thousand-term sum stays in pieces (see walk.nesting_depth)
-        value_reads = _widened(usages[i].reads, aliases)
+        value_reads = widened(usages[i].reads, aliases)
         # a value that changes a list (``items.pop()``) moves only past lines not using it
         # (under any of its names)
-        value_mutates = _widened(set(usages[i].mutates) - {target}, aliases)
+        value_mutates = widened(set(usages[i].mutates) - {target}, aliases)
         for j in range(i + 1, len(lines)):
             if is_dropped(lines[j]):
                 continue
@@ -166,7 +168,11 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
                 lines[i] = Marked(lines[i])
                 changed = True
                 break
-            if value_reads & (set(usages[j].writes) | set(usages[j].mutates)):
+            # (a rebinding matters for the names the value reads; a change in place for
+            # every name that may share their memory)
+            if set(usages[i].reads) & set(usages[j].writes) or value_reads & set(
+                usages[j].mutates
+            ):
                 break
     nested_changed = False
 
@@ -296,10 +302,10 @@ def eliminate_dead_code(
     place (``items.pop()``) is needed while the changed value is read later under any of its
     names (`aliases`, from the copies ``a = b``: ``L = items; L.pop()`` changes ``items``)."""
     live = set() if live is None else live
-    aliases = _aliases(lines) if aliases is None else aliases
+    aliases = alias_groups(lines) if aliases is None else aliases
 
     def changes_live(names) -> bool:
-        return not live.isdisjoint(_widened(names, aliases))
+        return not live.isdisjoint(widened(names, aliases))
 
     decisions = []
     changed = False
@@ -341,35 +347,6 @@ def eliminate_dead_code(
     return carry_comments(decisions), changed
 
 
-def _widened(names, aliases: dict) -> set[str]:
-    return {alias for name in names for alias in aliases.get(name, (name,))}
-
-
-def _aliases(lines: list) -> dict[str, tuple[str, ...]]:
-    """For each name copied to or from another (``a = b``, anywhere in `lines`), every name
-    that may hold the same object: the groups joined by those copies."""
-    group: dict[str, set[str]] = {}
-
-    def scan(block) -> None:
-        for line in block:
-            if isinstance(line, COMPOUND):
-                for inner in blocks(line):
-                    scan(inner)
-                continue
-            statement = line.body[0]
-            if not isinstance(statement, cst.Assign) or not isinstance(statement.value, cst.Name):
-                continue
-            for target in statement.targets:
-                if isinstance(target.target, cst.Name):
-                    a, b = target.target.value, statement.value.value
-                    joined = group.get(a, {a}) | group.get(b, {b})
-                    for name in joined:
-                        group[name] = joined
-
-    scan(lines)
-    return {name: tuple(names) for name, names in group.items()}
-
-
 def _dead_code_in_loop(
     line, live: set[str], aliases: dict
 ) -> tuple[cst.BaseCompoundStatement, bool, bool]:
@@ -389,9 +366,10 @@ def _dead_code_in_loop(
     start = set(live_end)
     body, changed = eliminate_dead_code(body_lines, start, aliases)
     # a loop whose body is dead still assigns its target, which may be read after it
-    target_read = isinstance(line, cst.For) and line.target.value in live
-    if not body and not target_read:
+    target = line.target.value if isinstance(line, cst.For) else None
+    if not body and target not in live:
         return line, False, True
+    start.discard(target)  # (each iteration assigns it before the body reads it)
     live |= start | set(head_reads)
     return with_blocks(line, [body]), True, changed
 
