@@ -182,6 +182,17 @@ CASES = {
         """,
         [("v", "V")],
     ),
+    # an array times a list local, differentiated with optimize=False: the multiply rule's
+    # ``g * L4`` with g the number 1.0 (TypeError: can't multiply sequence by 'float')
+    "an array times a list local": (
+        """
+        def f(v, y, w):
+            (u1, u2), u3 = (GV[-3], np.sum(np.maximum(GV, y))), 2.0 * np.cumsum(v) * 0.5
+            L4 = [u1, u2, (1e-1) * (u2)]
+            return (v) * L4 + w ** L4
+        """,
+        [("v", "V"), ("y", "S"), ("w", "V")],
+    ),
 }
 
 

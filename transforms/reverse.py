@@ -37,6 +37,7 @@ from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
+from .sequences import lists_read_as_arrays
 from .shapes import ShapeTokens
 from .signs import positive_names
 from .templates import Template, instantiate, load_template
@@ -362,16 +363,17 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
         g = cst.Name(adjoints.make_full(target))
     template = load_template(rule.vjp)
     bound = bind_arguments(template, op, nf)
+    arrays = lists_read_as_arrays(bound, op, shapes.sequences)  # (what the rule reads)
     leading = dict(zip(template.leading, (g, ans), strict=True))
     if template.per_argnum:
         for position, arg in enumerate(op.args):
             if _active_names(arg, adjoints, op):
                 argnum = {"argnum": cst.Integer(str(position))}
-                instance = instantiate(template, {**bound, **leading, **argnum}, namer)
+                instance = instantiate(template, {**arrays, **leading, **argnum}, namer)
                 _emit_instance(instance, adjoints)
                 _contribute(arg, instance.contributions[0], op, adjoints, shapes, g)
         return
-    instance = instantiate(template, {**bound, **leading}, namer)
+    instance = instantiate(template, {**arrays, **leading}, namer)
     _emit_instance(instance, adjoints)
     pairs = [
         (bound[param], contribution)

@@ -15,7 +15,7 @@ raise a clear error for a join or a repeat rather than treat it as arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import libcst as cst
 
@@ -84,3 +84,19 @@ def _names_sequence(expr: cst.BaseExpression, sequences) -> bool:
     return isinstance(expr, (cst.List, cst.Tuple)) or (
         isinstance(expr, cst.Name) and expr.value in sequences
     )
+
+
+def lists_read_as_arrays(bound: Mapping[str, cst.BaseExpression], op, sequences) -> dict:
+    """The arguments a rule template of `op` is instantiated with, each list or tuple operand
+    of an elementwise operation made one array as NumPy made it (``v * L`` is an array): the
+    template's own arithmetic (``g * y``) would otherwise join, repeat, or fail on a list."""
+    if op.rule is None or not op.rule.elementwise or op.targets[0] in sequences:
+        return dict(bound)
+    return {
+        param: (
+            cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), (cst.Arg(arg),))
+            if isinstance(arg, cst.Name) and arg.value in sequences
+            else arg
+        )
+        for param, arg in bound.items()
+    }

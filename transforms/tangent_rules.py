@@ -22,6 +22,7 @@ from .adjoints import call, index_value
 from .anf import name_expr
 from .errors import TransformError
 from .operations import Operation, names_in
+from .sequences import lists_read_as_arrays
 from .templates import instantiate, load_template, takes_one_array
 from .walk import read_names
 
@@ -301,6 +302,7 @@ def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: lis
 
     template = load_template(op.rule.vjp)
     bound = bind_arguments(template, op, ctx.nf)
+    arrays = lists_read_as_arrays(bound, op, ctx.containers())
     target = cst.Name(op.targets[0])
     parts = []
     full = False
@@ -315,7 +317,7 @@ def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: lis
         if ctx.batched and not same:
             tangent = call("lift_tangent", tangent, arg, target)
         leading = dict(zip(template.leading, (tangent, ans), strict=True))
-        instance = instantiate(template, {**bound, **leading}, ctx.namer)
+        instance = instantiate(template, {**arrays, **leading}, ctx.namer)
         contribution = (
             instance.contributions[k] if not instance.single else instance.contributions[0]
         )
