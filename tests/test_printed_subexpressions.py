@@ -15,3 +15,13 @@ def test_folded_arithmetic_respects_precedence():
         cst.Float("3.0"),
     )
     assert float(_folded(tree).value) == 9.0
+
+
+def test_folded_negative_zero_is_a_valid_literal():
+    # 0.0 * -1.0 is -0.0: written as one Float node it raised CSTValidationError (seed 44449)
+    tree = cst.BinaryOperation(
+        cst.Float("0.0"), cst.Multiply(), cst.UnaryOperation(cst.Minus(), cst.Float("1.0"))
+    )
+    folded = _folded(tree)
+    text = cst.Module(body=()).code_for_node(folded)
+    assert eval(text) == 0.0 and str(eval(text)) == "-0.0"

@@ -35,6 +35,7 @@ from s2sgrad.runtime import matmul_left, matmul_right
 
 from .adjoints import assign, call
 from .codegen import parenthesize_node
+from .fold import number_literal
 from .operations import COPY, Operation
 from .tangent_rules import TangentContext, elementwise_tangent
 from .walk import rewrite
@@ -263,9 +264,7 @@ def _folded(expr: cst.BaseExpression) -> cst.BaseExpression:
         return expr
     if value != value or value in (float("inf"), float("-inf")):
         return expr
-    if value < 0:
-        return cst.UnaryOperation(cst.Minus(), cst.Float(repr(-value)))
-    return cst.Float(repr(value))
+    return number_literal(value)  # (-0.0 too: a Float node holds no sign)
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

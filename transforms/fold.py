@@ -47,7 +47,7 @@ def _number(expr: cst.BaseExpression) -> float | int | None:
     return None
 
 
-def _literal(value: float | int) -> cst.BaseExpression:
+def number_literal(value: float | int) -> cst.BaseExpression:
     if isinstance(value, float) and not math.isfinite(value):  # 1e400, 1e200 * 1e200
         special = cst.Attribute(cst.Name("np"), cst.Name("nan" if math.isnan(value) else "inf"))
         return cst.UnaryOperation(cst.Minus(), special) if value < 0 else special
@@ -147,7 +147,7 @@ class _Fold:
         if isinstance(constant, float) and constant.is_integer() and abs(constant) < 1e15:
             constant = int(constant) if constant in (1.0, -1.0) else constant
         if not others:
-            return _literal(constant)
+            return number_literal(constant)
         numerators = [f for f, divisor in others if not divisor]
         divisors = [f for f, divisor in others if divisor]
         if numerators and constant == -1:
@@ -155,16 +155,16 @@ class _Fold:
             # may be a boolean mask (NumPy refuses -mask); failing that, -1 leads the chain
             signed = next((i for i, f in enumerate(numerators) if _is_adjoint_name(f)), None)
             if signed is None:
-                numerators = [_literal(-1), *numerators]
+                numerators = [number_literal(-1), *numerators]
             else:
                 numerators[signed] = cst.UnaryOperation(cst.Minus(), numerators[signed])
             result = numerators[0]
         elif numerators:
             result = numerators[0]
             if constant != 1:
-                result = cst.BinaryOperation(_literal(constant), cst.Multiply(), result)
+                result = cst.BinaryOperation(number_literal(constant), cst.Multiply(), result)
         else:
-            result = _literal(constant)
+            result = number_literal(constant)
         for factor in numerators[1:]:
             result = cst.BinaryOperation(result, cst.Multiply(), factor)
         for factor in divisors:
@@ -181,7 +181,7 @@ class _Fold:
                 return node
             if _small(value) and abs(value) < 1e15 and value == value:
                 self.changed = True
-                return _literal(value)
+                return number_literal(value)
         simpler = _identity(node, op, left, right)
         if isinstance(simpler, cst.Name) and simpler.value in self.mutated:
             simpler = None
@@ -239,7 +239,7 @@ def _without_leading_minus(expr: cst.BaseExpression) -> cst.BaseExpression | Non
         return None if inner is None else expr.with_changes(left=inner)
     value = _number(expr)
     if value is not None and value < 0:
-        return _literal(-value)
+        return number_literal(-value)
     return None
 
 
@@ -367,7 +367,7 @@ def _fold_constant_call(call: cst.Call) -> cst.BaseExpression | None:
         result = float(function(*values))
     except (ValueError, OverflowError, ZeroDivisionError):
         return None
-    return _literal(result) if math.isfinite(result) else None
+    return number_literal(result) if math.isfinite(result) else None
 
 
 def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
