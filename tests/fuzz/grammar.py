@@ -203,7 +203,9 @@ class Generator:
                     f"np.{self.choice(('sum', 'mean', 'var', 'prod'))}({self.choice(lists)})"
                 )
             )
-            options.append(lambda: fmt(f"np.mean(np.array({self.choice(lists)} * 2) * ({{}}))", a()))
+            options.append(
+                lambda: fmt(f"np.mean(np.array({self.choice(lists)} * 2) * ({{}}))", a())
+            )
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "S", depth))
         return self.choice(options)()
