@@ -193,6 +193,25 @@ CASES = {
         """,
         [("v", "V"), ("y", "S"), ("w", "V")],
     ),
+    # an in-place update of a loop's item where the loop rebinds what it iterates, and of an
+    # item of a local array made from arguments: refused as a change to the argument, though
+    # the items are numbers (the loop evaluates its iterable once; np.array of numbers or
+    # arrays is an array whose items are numbers for number arguments, seeds 40228, 40518)
+    "in-place updates of loop items that are numbers": (
+        """
+        def f(x, y, w):
+            for i3, e4 in zip(GV, w):
+                e4 *= np.tanh(1.5)
+                x = x + e4
+                w = np.full(3, 0.5)
+            v = (np.array([y, y, 1e-1])) * (np.array([x, y, x]))
+            for i4, e5 in enumerate(v):
+                e5 %= 2.0
+                y = y + e5 * w[i4]
+            return x * y
+        """,
+        [("x", "S"), ("y", "S"), ("w", "V")],
+    ),
 }
 
 

@@ -383,6 +383,8 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
     if callee is np.array and len(args) == 1 and not keywords:
         if pieces in NUMBERS:
             return 1
+        if pieces == ANY:  # numbers or arrays, as the arguments turn out: an array
+            return ARRAY
         return pieces + 1 if isinstance(pieces, int) else None
     return None
 

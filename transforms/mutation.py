@@ -171,10 +171,12 @@ class _Walker(CallWalker):
     def loop(self, node, state: State) -> None:
         """Walk the body until the state at its start stops changing (a change late in one
         iteration is seen by a read early in the next); the loop may also run no times."""
+        entry = state.copy()  # (a for loop evaluates its iterable once, before it runs)
         for _ in range(8):
             before = state.copy()
             if isinstance(node, cst.For):
-                self.bind_loop_target(node.target, node.iter, state)
+                self.expression(node.iter, state)  # (a read of a name changed in the loop)
+                self.bind_loop_target(node.target, node.iter, state, entry)
             else:
                 self.expression(node.test, state)
             self.block(list(node.body.body), state)
@@ -182,9 +184,11 @@ class _Walker(CallWalker):
             if state.key() == before.key():
                 return
 
-    def bind_loop_target(self, target, iterable, state: State) -> None:
+    def bind_loop_target(self, target, iterable, state: State, entry: State) -> None:
         """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
-        ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``."""
+        ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``; the items
+        are those of the iterable as it was at the loop's `entry` (names rebound in the
+        body do not change what it iterates)."""
         builtin = None
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             found, value = self.resolution.value_of(iterable.func)
@@ -192,20 +196,20 @@ class _Walker(CallWalker):
                 builtin = value
         arguments = [a.value for a in iterable.args] if builtin else []
         if builtin is reversed and len(arguments) == 1:
-            self.bind(target, self.element_of(arguments[0], state), state, None)
+            self.bind(target, self.element_of(arguments[0], entry), state, None)
             return
         pairs = isinstance(target, (cst.Tuple, cst.List)) and not any(
             isinstance(e, cst.StarredElement) for e in target.elements
         )
         if pairs and builtin is enumerate and len(arguments) == 1 and len(target.elements) == 2:
             self.bind(target.elements[0].value, Refs(kind=INT), state, None)
-            self.bind(target.elements[1].value, self.element_of(arguments[0], state), state, None)
+            self.bind(target.elements[1].value, self.element_of(arguments[0], entry), state, None)
             return
         if pairs and builtin is zip and len(arguments) == len(target.elements):
             for element, argument in zip(target.elements, arguments, strict=True):
-                self.bind(element.value, self.element_of(argument, state), state, None)
+                self.bind(element.value, self.element_of(argument, entry), state, None)
             return
-        self.bind(target, self.element_of(iterable, state), state, None)
+        self.bind(target, self.element_of(iterable, entry), state, None)
 
     def small(self, node: cst.BaseSmallStatement, state: State) -> None:
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
@@ -468,7 +472,7 @@ class _Walker(CallWalker):
         inner = state.copy()
         clause = expr.for_in
         while clause is not None:
-            self.bind_loop_target(clause.target, clause.iter, inner)
+            self.bind_loop_target(clause.target, clause.iter, inner, inner)
             for condition in clause.ifs:
                 self.expression(condition.test, inner)
             clause = clause.inner_for_in
