@@ -212,6 +212,22 @@ CASES = {
         """,
         [("x", "S"), ("y", "S"), ("w", "V")],
     ),
+    # a while loop writing an array's items by a counter: its backward sweep pops the counter
+    # beside saved values, and the second derivative took the counter for an index with a
+    # derivative (LookupError: an index that depends on the input, seeds 43271, 43291)
+    "item writes by a while loop's counter, to second order": (
+        """
+        def f(w):
+            y5 = (w).copy()
+            w = (np.abs(y5))[::-1]
+            n6 = 0
+            while n6 < 2:
+                y5[n6] += w[n6] * y5[n6 + 1]
+                n6 += 1
+            return np.sum(w) - np.sum(GV * w) + np.sum(y5 ** 2)
+        """,
+        [("w", "V")],
+    ),
 }
 
 

@@ -16,7 +16,17 @@ import libcst as cst
 
 from .anf import NormalForm
 from .errors import TransformError
-from .operations import APPEND, COPY, PACK, POP, SETITEM, Classifier, Operation, is_append
+from .operations import (
+    APPEND,
+    COPY,
+    PACK,
+    POP,
+    SETITEM,
+    Classifier,
+    Operation,
+    is_append,
+    names_in,
+)
 from .walk import read_names
 
 
@@ -53,13 +63,17 @@ def analyze_activity(
     operations = tuple((i, classifier.classify(s)) for i, s in enumerate(assignments))
     # Loops carry values around their back edges, so each sweep repeats until nothing changes.
     varied = set(wrt)
+    positions = _Positions()
     while True:
-        before = len(varied)
+        before = (len(varied), positions.size())
         for _, op in operations:
             inputs = [*op.input_names(), *_index_names(op)]  # np.r_[x, 1.0]: x flows
-            if op.differentiable and any(name in varied for name in inputs):
+            if positions.reads_unvaried(op):
+                pass  # an element of a tuple that no varied value was put in
+            elif op.differentiable and any(name in varied for name in inputs):
                 varied.update(op.targets)
-        if len(varied) == before:
+            positions.record(op, varied)
+        if (len(varied), positions.size()) == before:
             break
     useful = set()
     if isinstance(nf.output, cst.Name) and nf.output.value in varied:
@@ -80,6 +94,63 @@ def analyze_activity(
             _check_results(op, nf)
     by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
     return Activity(operations=operations, active=active, by_statement=by_statement)
+
+
+class _Positions:
+    """Which positions of tuples hold varied values, followed through a list of tuples used
+    as a stack: ``t = (i, x); s.append(t)`` then ``u = s.pop(); j = u[0]``. An element read
+    at a position no varied value was put in is not varied, though the tuple as a whole is:
+    the loop counter a backward sweep pops beside saved values is an index, not a value with
+    a derivative (its item writes would otherwise be taken for an index that depends on the
+    input). A name assigned in any other way is not followed."""
+
+    def __init__(self):
+        self.own: dict[str, set[int]] = {}  # tuple -> its varied positions
+        self.items: dict[str, set[int]] = {}  # list of tuples -> their varied positions
+        self.lost: set[str] = set()  # names assigned otherwise: not followed
+
+    def size(self) -> int:
+        return sum(map(len, self.own.values())) + sum(map(len, self.items.values())) + len(
+            self.lost
+        )
+
+    def reads_unvaried(self, op: Operation) -> bool:
+        if op.index is None or len(op.index) != 1 or not isinstance(op.args[0], cst.Name):
+            return False
+        base, inner = op.args[0].value, op.index[0].slice
+        if base in self.lost or base not in self.own or not isinstance(inner, cst.Index):
+            return False
+        if not isinstance(inner.value, cst.Integer):
+            return False
+        return int(inner.value.value) not in self.own[base]
+
+    def record(self, op: Operation, varied: set) -> None:
+        positional = all(
+            isinstance(key, cst.Integer) and key.value == k for k, key in op.kwargs.items()
+        )  # (a tuple or list literal; a dict's keys are not its positions)
+        if op.primitive is PACK and len(op.targets) == 1 and positional:
+            target = op.targets[0]
+            if not op.args:  # ``s = []``: a list to append tuples to
+                self.items.setdefault(target, set())
+                return
+            found = {k for k, e in enumerate(op.args) if any(n in varied for n in names_in(e))}
+            self.own.setdefault(target, set()).update(found)
+            return
+        if op.primitive is APPEND:
+            items, value = op.args[0].value, op.args[1]
+            if items in self.items and isinstance(value, cst.Name) and value.value in self.own:
+                if value.value not in self.lost:
+                    self.items[items].update(self.own[value.value])
+                    return
+            if any(n in varied for n in names_in(value)):
+                self.lost.add(items)
+            return
+        if op.primitive is POP and len(op.targets) == 1:
+            items = op.args[0].value
+            if items in self.items and items not in self.lost:
+                self.own.setdefault(op.targets[0], set()).update(self.items[items])
+                return
+        self.lost.update(op.targets)
 
 
 def _index_names(op: Operation) -> list[str]:
