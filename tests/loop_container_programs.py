@@ -302,6 +302,19 @@ def tuple_grown_by_joins(w):
     return hs[-1] * hs[1] * hs[0]
 
 
+def _pair(w):
+    return [w, 2.0 * w]
+
+
+def _single(c):
+    return [c]
+
+
+def lists_from_calls_joined(w):
+    ys = _single(3.0) + _pair(w)
+    return ys[0] * w + ys[1] * ys[2]
+
+
 def list_repeated_by_a_count(w, n):
     xs = [w, 2.0 * w] * n
     return xs[0] * xs[3]

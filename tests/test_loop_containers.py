@@ -143,6 +143,16 @@ def test_joined_and_repeated_lists_are_differentiated(name):
     np.testing.assert_allclose(sg.grad(sg.grad(f))(0.7), curvature, rtol=1e-5)
 
 
+def test_a_join_of_call_results_is_right_in_forward_mode_and_an_error_in_reverse():
+    # the tangent of the join lacked the zeros of the operand with none: ys[0] read w's
+    # tangent (a wrong number)
+    f = lcp.lists_from_calls_joined
+    slope = float(numerical_gradient(f, [0.7], 0))
+    np.testing.assert_allclose(sg.jvp(f, (0.7,), (1.0,))[1], slope, rtol=1e-6)
+    with pytest.raises(TypeError, match="joining or repeating lists"):
+        sg.grad(f)(0.7)
+
+
 def test_a_repeat_the_compiler_cannot_see_is_an_error_not_a_wrong_number():
     f = lcp.list_repeated_by_a_count  # the count is an argument: arithmetic or a repeat?
     with pytest.raises(TypeError, match="joining or repeating lists"):

@@ -21,10 +21,14 @@ import libcst as cst
 
 
 def sequence_names(
-    statements: Iterable[cst.BaseSmallStatement], containers: frozenset[str] = frozenset()
+    statements: Iterable[cst.BaseSmallStatement],
+    containers: frozenset[str] = frozenset(),
+    maybe: bool = False,
 ) -> frozenset[str]:
     """The sequences among the names `statements` assign, given the parameters that are
-    `containers` (lists, tuples or dicts: only those assigned nowhere else count)."""
+    `containers` (lists, tuples or dicts: only those assigned nowhere else count). With
+    `maybe`, the names that may be ones, given `containers` that may be (a user function's
+    results): a name some assignment of which may be a sequence."""
     assignments: dict[str, list[cst.BaseExpression]] = {}
     for statement in statements:
         if not isinstance(statement, cst.Assign):
@@ -35,6 +39,18 @@ def sequence_names(
     # the greatest set closed under the rules: start from every candidate, drop the names
     # with an assignment that is not a sequence, until nothing changes (so a loop header
     # assigned ``hs = []`` before the loop and ``hs = hs + [h]`` in it stays in)
+    if maybe:  # the least set closed under the rules, from the names that may be
+        found = set(containers)
+        changed = True
+        while changed:
+            before = len(found)
+            found.update(
+                name
+                for name, values in assignments.items()
+                if any(_is_sequence(value, found) for value in values)
+            )
+            changed = len(found) > before
+        return frozenset(found)
     found = {name for name, values in assignments.items() if values} | (
         set(containers) - set(assignments)
     )

@@ -48,6 +48,8 @@ class ShapeTokens:
         # names that are lists or tuples wherever assigned (`sequences`): ``+`` and ``*``
         # of them join and repeat
         self.sequences: frozenset[str] = frozenset()
+        # and those that may be: a user function's result, and values computed from one
+        self.maybe_sequences: frozenset[str] = frozenset()
 
     def of(self, expr: cst.BaseExpression) -> object:
         if isinstance(expr, cst.Name) and expr.value in self._tokens:
@@ -166,6 +168,8 @@ def infer_shapes(
             if name in preferred:
                 shapes._first.setdefault(token, name)
     shapes.sequences = sequence_names(nf.statements, containers)
+    calls = {target for _, op in activity.operations if op.user for target in op.targets}
+    shapes.maybe_sequences = shapes.sequences | sequence_names(nf.statements, calls, maybe=True)
     return shapes
 
 

@@ -68,7 +68,7 @@ class TangentContext:
         return call("batch_array" if self.batched else "np.asarray", tangent)
 
     def _operand_tangent(self, op, arg, tangent):
-        sequences = self.containers()
+        sequences = self.shapes.maybe_sequences
         if not any(isinstance(a, cst.Name) and a.value in sequences for a in op.args):
             return tangent
         args = [cst.Arg(a) for a in (tangent, arg, cst.Name(op.targets[0]))]

@@ -104,6 +104,7 @@ from ..tangent_helpers import (
     linspace_tangent,
     matmul_tangent,
     norm_axes,
+    operand_tangent,
     rows_to_jacobian,
     solve_jvp,
     tangent_sum,
@@ -163,6 +164,7 @@ registry.linear(
     batch_cumsum,
     batch_array,
     batch_concatenate,
+    operand_tangent,
     # and of the code `sg.jacobian` generates (Jacobians of Jacobians)
     columns_to_jacobian,
     rows_to_jacobian,
