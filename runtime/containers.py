@@ -55,6 +55,7 @@ class ContainerAdjoint(dict):
         # number added then stands for that number in every element (a reduction's lazily
         # broadcast adjoint, ``np.sum(xs)``)
         self.keys_of_value = keys
+        self._owned: set = set()  # keys whose arrays this adjoint made itself
 
     def __missing__(self, key):
         return 0.0 if self.batch is None else np.zeros(self.batch)
@@ -64,13 +65,23 @@ class ContainerAdjoint(dict):
             return ContainerAdjoint(
                 {j: self[k] for j, k in enumerate(_positions(key))}, batch=self.batch
             )
-        return super().__getitem__(key)
+        value = super().__getitem__(key)
+        if isinstance(value, np.ndarray) and key not in self._owned and key in self:
+            # an element may be another value's memory (an adjoint is often the very array a
+            # rule was given, a primal value): copied before generated code can change it in
+            # place (``dxs[k] += g``), once per key of this adjoint
+            value = value.copy()
+            super().__setitem__(key, value)
+            self._owned.add(key)
+        return value
 
     def __setitem__(self, key, value):
         if isinstance(key, slice):
             for j, k in enumerate(_positions(key)):
-                super().__setitem__(k, part(value, j))
+                self[k] = part(value, j)
             return
+        if dict.get(self, key) is not value:
+            self._owned.discard(key)
         super().__setitem__(key, value)
 
     def copy(self):

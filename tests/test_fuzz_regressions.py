@@ -149,13 +149,13 @@ CASES = {
     # slots back (value_and_grad's value was wrong, seed 41932)
     "a view read after a write into its base": (
         """
-        def f(y, w):
+        def f(w):
             y11 = np.full(3, 0.5)
-            if y < 0.25:
+            if G0 < 1.0 + np.sum(w * w):
                 y11[1:3] += np.max(w)
             return np.sum((y11)[1:] * (np.where(w > y11[1], y11, w))[:-1])
         """,
-        [("y", "S"), ("w", "V")],
+        [("w", "V")],
     ),
     # ``y5 = GV * 1.0`` folded to ``y5 = GV`` although the next iteration writes into y5
     # under its loop header's name: the Jacobian and the Hessian changed the global (seed 42360)
@@ -227,6 +227,33 @@ CASES = {
             return np.sum(w) - np.sum(GV * w) + np.sum(y5 ** 2)
         """,
         [("w", "V")],
+    ),
+    # the adjoint of a list of one array, unstacked from an adjoint that was the returned
+    # array itself: ``dL2[k] += g`` added into it in place (value_and_grad's value doubled,
+    # seed 51852)
+    "a list slot's adjoint sharing the returned value": (
+        """
+        def f(v):
+            L2 = [np.concatenate([(v)[:1], (v)[1:] * 0.5])]
+            return (L2[-1]) * (np.sum(np.stack(L2), axis=0))
+        """,
+        [("v", "V")],
+    ),
+    # a while loop whose condition is an ``and``, in one branch of an if: the temporaries of
+    # the condition were merged after the if as if they were variables (UnboundLocalError
+    # with optimize=False, seed 52212)
+    "a while loop with an and-condition inside a branch": (
+        """
+        def f(y, w):
+            dv = 1
+            dv += 1
+            if dv == 2:
+                n1 = 0
+                while n1 < 1 and (dv == 0):
+                    pass
+            return (np.sqrt(1.0 + w * w)) @ (np.concatenate([(w)[:1], (w)[1:] * 0.5])) * y
+        """,
+        [("y", "S"), ("w", "V")],
     ),
 }
 

@@ -259,6 +259,12 @@ class _Normalizer(LoopNormalizing):
             return True, True
         return bool(carry), both_exit
 
+    def _merged_when_one_sided(self, name: str) -> bool:
+        """Whether a name assigned on one path of an ``if`` only is merged after it (None on
+        the other path): the user's variables and the returned value, which later merges and
+        loop headers read; not a temporary, read only where it was computed."""
+        return name in (self.result, self.returned) or self.resolution.is_local(name)
+
     def atom_of(self, value: cst.BaseExpression) -> cst.Name:
         """A temporary holding `value`, an expression already in normal form."""
         temp = self.namer.temp()
@@ -305,7 +311,8 @@ class _Normalizer(LoopNormalizing):
             self.current = dict(then_current)
             for name in then_current.keys() | else_current.keys():
                 a, b = then_current.get(name), else_current.get(name)
-                if a == b or ((a is None or b is None) and name in before):
+                one_sided = a is None or b is None
+                if a == b or (one_sided and not self._merged_when_one_sided(name)):
                     self.current[name] = a or b
                     continue
                 # (assigned on one path only, it is None on the other: a later merge or loop
