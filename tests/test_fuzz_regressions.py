@@ -255,6 +255,24 @@ CASES = {
         """,
         [("y", "S"), ("w", "V")],
     ),
+    # the result of a recursive function was of no known kind (the recursive call's is what
+    # the walk is finding), so ``y *= ...`` on it was refused as a change to the argument,
+    # though y is a number (seed 50003)
+    "an in-place update of a recursive function's number result": (
+        """
+        def rec1(a, n):
+            if n <= 0:
+                return a
+            return rec1(np.tanh(a) * 0.9 + G0 * 0.1, n - 1)
+
+        def f(y):
+            u2 = rec1(y, 2)
+            c4 = y = u2
+            y *= np.tanh(u2)
+            return y * c4
+        """,
+        [("y", "S")],
+    ),
 }
 
 

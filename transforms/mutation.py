@@ -116,10 +116,11 @@ def check_mutation(parsed: ParsedFunction, resolution: Resolution) -> tuple[Numb
     return ()
 
 
-def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=frozenset()):
+def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=None):
     """One walk, with the arguments of `kinds` (`active`: the user functions being walked
-    with the kinds of their arguments, which a recursive call does not walk again); returns
-    the kind of what the function returns (None: not known)."""
+    with the kinds of their arguments, which a recursive call does not walk again, each with
+    the kind its result is assumed to have); returns the kind of what the function returns
+    (None: not known)."""
     walker = _Walker(parsed, resolution, active)
     memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
@@ -138,10 +139,10 @@ def _returns(line) -> bool:
 
 
 class _Walker(CallWalker):
-    def __init__(self, parsed: ParsedFunction, resolution: Resolution, active=frozenset()):
+    def __init__(self, parsed: ParsedFunction, resolution: Resolution, active=None):
         self.parsed = parsed
         self.resolution = resolution
-        self.active = active
+        self.active = active or {}  # user functions being walked -> assumed result kind
         self.walked: dict = {}  # (callee, argument kinds) -> the kind of its result
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}

@@ -15,6 +15,7 @@ import numpy as np
 from .errors import TransformError
 from .in_place import (
     ELEMENT_METHODS,
+    EMPTY,
     FRESH_BUILTINS,
     FRESH_METHODS,
     INT,
@@ -173,9 +174,20 @@ class CallWalker:
         kinds = call_kinds(callee, resolution.params, expr, args)
         key = (callee.__code__, tuple(sorted(kinds.items(), key=lambda kv: kv[0])))
         if key in self.active:  # recursion: its result is what is being found
-            return None
+            return self.active[key]
         if key not in self.walked:
-            self.walked[key] = self.walk_callee(parsed, resolution, kinds, self.active | {key})
+            # the kind of a recursive function's result, found by walking it again while a
+            # recursive call's result is assumed to be what the walk before found (at first
+            # nothing: the join of the returns that do not recurse), until that holds
+            assumed = EMPTY
+            for _ in range(4):
+                found = self.walk_callee(parsed, resolution, kinds, {**self.active, key: assumed})
+                if found == assumed:
+                    break
+                assumed = found
+            else:
+                found = None
+            self.walked[key] = found
         return self.walked[key]
 
     def nested_call(self, node: cst.FunctionDef, expr, args, state: State) -> Refs:
