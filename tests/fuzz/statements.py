@@ -148,9 +148,11 @@ class ProgramGenerator(Generator):
         choice = self.rng.randrange(4)
         if choice == 0:
             a, b = self.fresh(scope, "u"), self.fresh(scope, "u")
+            if a == b:  # (before `scope` knows them: no statement defines them then)
+                return None
             text = fmt(f"{a}, {b} = {{}}, {{}}", self.scalar(scope), self.vector(scope))
             scope[a], scope[b] = Var("S"), Var("V")
-            return [Simple(text)] if a != b else None
+            return [Simple(text)]
         if choice == 1:
             a, b, c = (self.fresh(scope, "u") for _ in range(3))
             if len({a, b, c}) < 3:
