@@ -18,9 +18,7 @@ import copy
 import importlib
 import importlib.util
 import inspect
-import itertools
 import os
-import sys
 import traceback
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import numpy as np
 import pytest
 import random_grammar
 import random_regressions
+from fuzz.oracle import load
 from hypothesis import HealthCheck, Phase, assume, event, given, note, settings
 from numerical import numerical_gradient
 
@@ -40,7 +39,6 @@ COMPILER_DIRS = tuple(  # where the compiler's own code lives
 
 TRANSFORMS_DIR = COMPILER_DIRS[1:2]  # the passes (runtime/ is what generated code calls)
 
-_modules = itertools.count()
 
 # Shrinking a failure to a minimal program can take minutes; the minimal programs found so far
 # are the regression tests below. Set S2SGRAD_SHRINK=1 to shrink new failures.
@@ -54,18 +52,6 @@ PHASES = (
 @pytest.fixture(scope="module")
 def program_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("random_programs")
-
-
-def load(directory: Path, source: str):
-    """Write `source` to a fresh module file and import it."""
-    name = f"random_program_{os.getpid()}_{next(_modules)}"
-    path = directory / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def run_instrumented(program: random_grammar.Program, args: tuple) -> random_grammar.Recorder:
@@ -113,7 +99,7 @@ def test_random_program_gradient_matches_finite_differences(program_dir, program
     recorder = run_instrumented(program, args)
     # finite differences need smooth, moderate values: off every kink, nothing huge
     assume(recorder.finite and recorder.largest < 1e3 and recorder.margin > 1e-3)
-    f = load(program_dir, program.source).f
+    f = load(program.source, program_dir).f
     before = copy.deepcopy(args)
     df = call(sg.grad, f, wrt=tuple(range(len(args))))
     grads = call(df, *args)
@@ -206,7 +192,7 @@ def check_documented_error(
 )
 @given(program=random_grammar.wild_programs())
 def test_random_wild_program_raises_only_documented_errors(program_dir, program):
-    module = load(program_dir, program.source)
+    module = load(program.source, program_dir)
     path, f = module.__file__, module.f
     args = program.arguments()
     plain = None
@@ -266,7 +252,7 @@ def test_random_regression_identical_functions_in_two_files(tmp_path):
     """Two files holding the same function (equal code objects): each error names its own file."""
     source = "def f(x):\n    try:\n        return x\n    except ValueError:\n        return x\n"
     for _ in range(2):
-        module = load(tmp_path, source)
+        module = load(source, tmp_path)
         with pytest.raises(sg.TransformError) as info:
             sg.grad(module.f)
         assert info.value.filename == module.__file__
