@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .adjoint_helpers import unbroadcast, unreduce
+from .containers import ContainerAdjoint
 
 __all__ = [
     "delete_adjoint",
@@ -172,20 +173,23 @@ def invert_axes(axes, ndim):
 def split_like(g, arrays, axis=0):
     """The adjoint of ``np.concatenate(arrays, axis)``: `g` cut into pieces shaped like `arrays`.
 
-    Returns a list with one adjoint per entry of `arrays`, the form the compiler expects for a
-    sequence argument. ``axis=None`` concatenates the flattened arrays, so pieces are reshaped.
+    Returns a container adjoint with one adjoint per entry of `arrays` (by position: the list
+    may grow again, by the adjoint of a ``pop``, and a position past its end is then a zero).
+    ``axis=None`` concatenates the flattened arrays, so pieces are reshaped.
     """
     if axis is None:
         sizes = [np.size(x) for x in arrays]
         pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
-        return [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays, strict=True)]
+        pieces = [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays, strict=True)]
+        return ContainerAdjoint(enumerate(pieces))
     sizes = [np.shape(x)[axis] for x in arrays]
-    return np.split(g, np.cumsum(sizes)[:-1], axis=axis)
+    return ContainerAdjoint(enumerate(np.split(g, np.cumsum(sizes)[:-1], axis=axis)))
 
 
 def unstack(g, axis=0):
-    """The adjoint of ``np.stack(arrays, axis)``: the slices of `g` along `axis`, as a list."""
-    return list(np.moveaxis(np.asarray(g), axis, 0))
+    """The adjoint of ``np.stack(arrays, axis)``: the slices of `g` along `axis`, as a
+    container adjoint by position (see `split_like`)."""
+    return ContainerAdjoint(enumerate(np.moveaxis(np.asarray(g), axis, 0)))
 
 
 # -- products -------------------------------------------------------------------------------------

@@ -273,6 +273,19 @@ CASES = {
         """,
         [("y", "S")],
     ),
+    # a list popped after it was built, then stacked: the adjoint of the stack was a plain
+    # list, which the adjoint of the pop could not grow back (IndexError, seed 60789)
+    "a list popped, then stacked": (
+        """
+        def f(y):
+            y7 = np.full(3, 0.5)
+            y7[:2] = y7[1:] * ((y) ** 2)
+            L8 = [np.where(y7 > GV[-2], y7, y7), np.where(y7 > y, y7, 2.0 * y7)]
+            p9 = L8.pop()
+            return np.sum(np.stack(L8), axis=0) * np.sum(p9)
+        """,
+        [("y", "S")],
+    ),
 }
 
 
