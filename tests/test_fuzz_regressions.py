@@ -286,6 +286,25 @@ CASES = {
         """,
         [("y", "S")],
     ),
+    # the same, with a return inside the loop: the stack is copied to a name merged after
+    # the if around the loop, and popped under that name (seed 60885)
+    "item writes by a while loop's counter, with a return in the loop": (
+        """
+        def f(v):
+            D4 = {"a": 0.5}
+            if np.dot(v, v) < 1e-3 and np.sum(GV) < 2.0:
+                return D4["a"] * 2.0
+            n9 = 0
+            while n9 < 3 and (n9 % 2 == 0):
+                if n9 % 2 == 0:
+                    s1 = 0.5
+                else:
+                    return np.sum((np.array([s1, GV[-1], v[n9]]))[1:] * (np.sqrt(1.0 + v * v))[:-1])
+                n9 += 1
+            return ((3.) / (1.0 + (s1) ** 2)) * (abs(s1)) * np.sum(v * v)
+        """,
+        [("v", "V")],
+    ),
 }
 
 

@@ -68,8 +68,11 @@ def analyze_activity(
         before = (len(varied), positions.size())
         for _, op in operations:
             inputs = [*op.input_names(), *_index_names(op)]  # np.r_[x, 1.0]: x flows
+            unpacked = positions.varied_unpacked(op)
             if positions.reads_unvaried(op):
                 pass  # an element of a tuple that no varied value was put in
+            elif unpacked is not None:
+                varied.update(unpacked)  # ``a, i = stack.pop()``: by position
             elif op.differentiable and any(name in varied for name in inputs):
                 varied.update(op.targets)
             positions.record(op, varied)
@@ -124,6 +127,16 @@ class _Positions:
             return False
         return int(inner.value.value) not in self.own[base]
 
+    def varied_unpacked(self, op: Operation) -> list[str] | None:
+        """For ``a, b = stack.pop()`` from a followed stack, the targets at varied positions;
+        None for any other operation."""
+        if op.primitive is not POP or len(op.targets) < 2:
+            return None
+        items = op.args[0].value
+        if items not in self.items or items in self.lost:
+            return None
+        return [t for k, t in enumerate(op.targets) if k in self.items[items]]
+
     def record(self, op: Operation, varied: set) -> None:
         positional = all(
             isinstance(key, cst.Integer) and key.value == k for k, key in op.kwargs.items()
@@ -150,7 +163,22 @@ class _Positions:
             if items in self.items and items not in self.lost:
                 self.own.setdefault(op.targets[0], set()).update(self.items[items])
                 return
+        if op.primitive is COPY and isinstance(op.args[0], cst.Name):
+            source = op.args[0].value
+            if source in self.items and source not in self.lost:  # the same list: one set
+                shared, before = self.items[source], self.items.get(op.targets[0])
+                if before is not None and before is not shared:
+                    shared.update(before)
+                    before.update(shared)
+                self.items[op.targets[0]] = shared
+                return
+        if op.name == "constant" and op.args and _is_none(op.args[0]):
+            return  # ``s_1 = None`` where a branch has no list: nothing to pop there
         self.lost.update(op.targets)
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def _index_names(op: Operation) -> list[str]:
