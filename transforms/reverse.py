@@ -37,14 +37,11 @@ from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
-from .sequences import lists_read_as_arrays
+from .sequences import LIST_OPERATORS, lists_read_as_arrays
 from .shapes import ShapeTokens
 from .signs import positive_names
 from .templates import Template, instantiate, load_template
 from .walk import read_names, rewrite, rewrite_statement
-
-# ``+`` and ``*``: on lists and tuples they join and repeat (see `sequences`)
-_LIST_OPERATORS = (operator.add, operator.mul)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -351,7 +348,7 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
     if op.index is not None:
         _differentiate_index(op, adjoints, shapes)
         return
-    if op.primitive in _LIST_OPERATORS and op.targets[0] in shapes.sequences:
+    if op.primitive in LIST_OPERATORS and op.targets[0] in shapes.sequences:
         _differentiate_sequence(op, adjoints)
         return
     rule = op.rule

@@ -15,9 +15,14 @@ raise a clear error for a join or a repeat rather than treat it as arithmetic.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping
 
 import libcst as cst
+
+# ``+`` and ``*``: on lists and tuples they join and repeat, or read a list as one array,
+# by the other operand
+LIST_OPERATORS = (operator.add, operator.mul)
 
 
 def sequence_names(

@@ -22,14 +22,12 @@ from .adjoints import call, index_value
 from .anf import name_expr
 from .errors import TransformError
 from .operations import Operation, names_in
-from .sequences import lists_read_as_arrays
+from .sequences import LIST_OPERATORS, lists_read_as_arrays
 from .templates import instantiate, load_template, takes_one_array
 from .walk import read_names
 
 # operators that have no meaning for Python lists: a list operand of one is an array
 _ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.pow, operator.matmul, operator.mod)
-# operators that join or repeat lists, or read a list as one array, by the other operand
-_LIST_OPERATORS = (operator.add, operator.mul)
 
 
 class TangentContext:
@@ -43,7 +41,6 @@ class TangentContext:
         # the number of directions of a batched sweep (``_batch``, or a fresh variant of it
         # when the function has a local of that name)
         self.batch = namer.fresh("_batch") if batched else None
-        self._containers: frozenset[str] | None = None
 
     def containers(self) -> frozenset[str]:
         """Names that hold a list or tuple (`ShapeTokens.sequences`): their tangents are
@@ -58,7 +55,7 @@ class TangentContext:
         (``L + x``, ``L + M``, ``L * 2``): `operand_tangent` decides at run time from the
         result, and pads a joined list's tangent with zeros for an operand that has none."""
         primitive = op.rule.primitive
-        if primitive in _LIST_OPERATORS and len(op.args) == 2:
+        if primitive in LIST_OPERATORS and len(op.args) == 2:
             return self._operand_tangent(op, arg, tangent)
         if not (isinstance(arg, cst.Name) and arg.value in self.containers()):
             return tangent
