@@ -9,9 +9,10 @@ shows: a name is a *sequence* when every assignment to it (a loop header's back 
 included) is a list or tuple literal (a comprehension's ``_items = []`` too), a copy of a
 sequence, a join of two sequences or a sequence repeated by an integer literal, or when it is
 a parameter the specialization was called with a list or tuple for. What it cannot tell (a
-callee's result, a generic specialization) is not a sequence: there, the runtime helpers
-raise a clear error for a join or a repeat rather than treat it as arithmetic.
-"""
+callee's result, a generic specialization) is not a sequence: there, reverse mode's runtime
+helpers raise a clear error for a join or a repeat rather than treat it as arithmetic, and
+forward mode decides at run time for the names that *may* be sequences (`maybe`: a user
+function's result and what is computed from it), padding a joined tangent with zeros."""
 
 from __future__ import annotations
 
@@ -41,9 +42,6 @@ def sequence_names(
         for target in statement.targets:
             if isinstance(target.target, cst.Name):
                 assignments.setdefault(target.target.value, []).append(statement.value)
-    # the greatest set closed under the rules: start from every candidate, drop the names
-    # with an assignment that is not a sequence, until nothing changes (so a loop header
-    # assigned ``hs = []`` before the loop and ``hs = hs + [h]`` in it stays in)
     if maybe:  # the least set closed under the rules, from the names that may be
         found = set(containers)
         changed = True
@@ -56,6 +54,9 @@ def sequence_names(
             )
             changed = len(found) > before
         return frozenset(found)
+    # the greatest set closed under the rules: start from every candidate, drop the names
+    # with an assignment that is not a sequence, until nothing changes (so a loop header
+    # assigned ``hs = []`` before the loop and ``hs = hs + [h]`` in it stays in)
     found = {name for name, values in assignments.items() if values} | (
         set(containers) - set(assignments)
     )
