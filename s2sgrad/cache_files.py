@@ -17,11 +17,15 @@ Entries are then as trustworthy as the user's own files; a malformed one is a mi
 
 Size: at most ``$S2SGRAD_CACHE_MAX_SIZE`` bytes (a number, with an optional suffix ``k``,
 ``M`` or ``G`` for KiB, MiB, GiB; default 100M). A hit refreshes its files' modification times,
-so the least recently used entries are the ones evicted, down to 90% of the bound. Measuring the
-whole directory on every write would cost a scan per transform; instead, after a write, the
-folder written to is measured: keys are hashes, so each of the 256 folders holds about 1/256 of
-the cache, and only when 256 times that folder's size exceeds the bound is the whole directory
-scanned.
+so the least recently used entries are the ones evicted, down to 75% of the bound. Measuring the
+whole directory on every write would cost a scan per transform (a second for a full 100M
+cache); instead, after a write, the folder written to is measured: keys are hashes, so each of
+the 256 folders holds about 1/256 of the cache, and only when 256 times that folder's size
+exceeds the bound may the whole directory be scanned. That estimate is noisy (a folder holds a
+few hundred entries), so a process that has scanned remembers the total it left and counts what
+it wrote since: it scans again only when that sum could exceed the bound, or when its memory is
+older than `_RESCAN_SECONDS` (other processes write too). Evicting to 75% rather than just
+under the bound means a scan is paid for by a quarter of the cache's worth of writes.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ _OFF = ("", "0", "off", "none", "false")
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30}
 _HEX = frozenset("0123456789abcdef")  # (no regular expressions compiled on the hit path)
 _STALE_SECONDS = 3600  # a temporary file this old belongs to a writer that died
+_LOW_WATERMARK = 0.75  # eviction leaves the cache at this share of its bound
+_RESCAN_SECONDS = 600
 _warned: set[str] = set()
 
 
@@ -179,11 +185,37 @@ def write_json(root: str, path: str, data: dict) -> None:
             if os.path.exists(temporary):
                 os.unlink(temporary)
             raise
+        _scans.written += os.path.getsize(path)
         limit = max_bytes()
-        if sum(size for _, size, _ in _folder_entries(folder)) * 256 > limit:
+        if sum(size for _, size, _ in _folder_entries(folder)) * 256 > limit and _scans.due(
+            root, limit
+        ):
             evict(root, limit)
     except OSError:
         return
+
+
+class _Scans:
+    """What this process knows of the cache's size since it last scanned it (module docstring)."""
+
+    def __init__(self):
+        self.root = None
+        self.total = 0  # bytes the cache held after the last scan
+        self.written = 0  # bytes this process wrote since
+        self.at = 0.0
+
+    def due(self, root: str, limit: int) -> bool:
+        return (
+            root != self.root
+            or self.total + self.written > limit
+            or time.monotonic() - self.at > _RESCAN_SECONDS
+        )
+
+    def scanned(self, root: str, total: int) -> None:
+        self.root, self.total, self.written, self.at = root, total, 0, time.monotonic()
+
+
+_scans = _Scans()
 
 
 # -- the size bound, info and clear --------------------------------------------------------------
@@ -218,17 +250,20 @@ def _entries(root: str) -> list[tuple[str, int, int]]:
 
 
 def evict(root: str, limit: int) -> None:
-    """Remove the least recently used entries until the cache holds at most 90% of `limit`."""
+    """Remove the least recently used entries until the cache holds at most `_LOW_WATERMARK`
+    of `limit` (nothing when it is within `limit`)."""
     entries = sorted(_entries(root), key=lambda entry: entry[2])
     total = sum(size for _, size, _ in entries)
-    for path, size, _ in entries:
-        if total <= limit * 0.9:
-            break
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass  # another process evicted it
-        total -= size
+    if total > limit:
+        for path, size, _ in entries:
+            if total <= limit * _LOW_WATERMARK:
+                break
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass  # another process evicted it
+            total -= size
+    _scans.scanned(root, total)
 
 
 class CacheInfo(NamedTuple):

@@ -316,6 +316,30 @@ def test_the_least_recently_used_entries_are_evicted_beyond_the_bound(tmp_path, 
     assert disk_cache.lookup(fresh.f1, GradSpec(wrt=("x",))) is None  # the oldest: evicted
 
 
+def test_a_full_cache_is_not_scanned_again_on_every_write(tmp_path, monkeypatch):
+    """A full cache of small entries took a one-second scan on about one write in ten (the
+    per-folder estimate is noisy); now one scan is paid for by many writes, and the bound holds."""
+    rng = np.random.default_rng(0)
+
+    def write(key):
+        path = cache_files.entry_path(str(tmp_path), key, "")
+        cache_files.write_json(str(tmp_path), path, {"pad": "x" * int(rng.integers(800, 1200))})
+
+    monkeypatch.setenv(cache_files.SIZE_VARIABLE, str(10**9))
+    for i in range(256 * 30):
+        write(f"{i % 256:02x}{i:062x}")
+    total = sum(p.stat().st_size for p in _entries(tmp_path))
+    limit = int(total / 0.97)  # nearly full
+    monkeypatch.setenv(cache_files.SIZE_VARIABLE, str(limit))
+    scans = []
+    entries = cache_files._entries
+    monkeypatch.setattr(cache_files, "_entries", lambda root: scans.append(root) or entries(root))
+    for i in range(300):
+        write(f"{rng.integers(256):02x}{10**6 + i:062x}")
+    assert len(scans) <= 2
+    assert sum(p.stat().st_size for p in _entries(tmp_path)) <= limit
+
+
 def test_a_malformed_bound_warns_and_uses_the_default(monkeypatch):
     monkeypatch.setenv(cache_files.SIZE_VARIABLE, "lots")
     with pytest.warns(UserWarning, match=cache_files.SIZE_VARIABLE):
