@@ -15,9 +15,15 @@ from .boundaries import *  # noqa: F403
 from .boundaries import __all__ as _boundary_all
 from .containers import *  # noqa: F403
 from .containers import __all__ as _container_all
+from .fft_helpers import *  # noqa: F403
+from .fft_helpers import __all__ as _fft_all
 from .helper_tangents import *  # noqa: F403
 from .helper_tangents import __all__ as _helper_tangent_all
+from .matrix_helpers import *  # noqa: F403
+from .matrix_helpers import __all__ as _matrix_all
 from .registry import Registry, Rule, qualified_name, registry
+from .special_helpers import *  # noqa: F403
+from .special_helpers import __all__ as _special_all
 from .tangent_helpers import *  # noqa: F403
 from .tangent_helpers import __all__ as _tangent_all
 
@@ -32,6 +38,9 @@ __all__ = [
     *_array_all,
     *_boundary_all,
     *_container_all,
+    *_fft_all,
     *_helper_tangent_all,
+    *_matrix_all,
+    *_special_all,
     *_tangent_all,
 ]

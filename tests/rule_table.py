@@ -28,6 +28,8 @@ from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
+from rule_table_matrix import MATRIX  # decompositions, FFT, scipy.linalg, signal
+from rule_table_scipy import SCIPY, SCIPY_NONDIFFERENTIABLE, SCIPY_SYMBOLIC
 
 from s2sgrad import nn, runtime  # nn registers sg.nn.relu (with relu's rule)
 
@@ -339,7 +341,7 @@ EDGES = [
     Row(runtime.unaliased, (((3,),),), args=lambda x: (x, ()), argnums=(0,)),
 ]
 
-TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG, *EDGES]
+TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG, *EDGES, *MATRIX, *SCIPY]
 
 
 # -- symbolic derivatives of the elementwise rules ----------------------------------------------
@@ -399,6 +401,7 @@ SYMBOLIC = [
     *_sym([np.sinh, math.sinh], sp.sinh),
     *_sym([np.cosh, math.cosh], sp.cosh),
     *_sym([np.tanh, math.tanh], sp.tanh),
+    *SCIPY_SYMBOLIC,
 ]
 
 # elementwise rules the symbolic check leaves to the finite-difference rows, and why
@@ -429,4 +432,5 @@ NONDIFFERENTIABLE = [
     np.shape,
     np.zeros_like,
     np.eye,
+    *SCIPY_NONDIFFERENTIABLE,
 ]

@@ -46,9 +46,23 @@ BINARY_SYNTAX = {
     operator.matmul: "@",
 }
 UNARY_SYNTAX = {operator.neg: "-", operator.pos: "+"}
+try:  # SciPy is optional at run time; the dev extra installs it, so these rows run
+    import scipy.linalg
+    import scipy.signal
+    import scipy.special
+    import scipy.stats
+
+    SCIPY_NAMESPACES = tuple(
+        (f"scipy.{name}", getattr(scipy, name)) for name in ("special", "stats", "linalg", "signal")
+    )
+except ImportError:
+    SCIPY_NAMESPACES = ()
+
 NAMESPACES = (
     ("np", np),
     ("np.linalg", np.linalg),
+    ("np.fft", np.fft),
+    *SCIPY_NAMESPACES,
     ("math", math),
     ("", builtins),
     ("runtime", runtime),
@@ -242,6 +256,7 @@ def generated_module(tmp_path_factory):
         "import operator",
         "",
         "import numpy as np",
+        *[f"import {prefix}" for prefix, _ in SCIPY_NAMESPACES],
         "from s2sgrad import nn, runtime",
         "",
     ]

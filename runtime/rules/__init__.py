@@ -5,13 +5,17 @@ reductions   sum, mean, prod, max, min, var, std, cumsum
 shape        transpose, reshape, expand_dims, squeeze, concatenate, stack, broadcast_to
 indexing     reads by integer, slice, integer array and boolean mask
 linalg       dot, matmul, einsum, outer, inv, solve, det, slogdet, norm
+decompositions  cholesky, eigh, svd, qr, ... (numpy.linalg's factorizations)
+fft          numpy.fft
 nondiff      functions whose results carry no gradient
 helpers      rules of the helpers generated code calls (higher order)
 forward      forward rules that are not derived (linear marks, batched rules)
 """
 
 from . import (
+    decompositions,
     elementwise,
+    fft,
     forward,
     helpers,
     indexing,
@@ -22,7 +26,9 @@ from . import (
 )
 
 __all__ = [
+    "decompositions",
     "elementwise",
+    "fft",
     "forward",
     "helpers",
     "indexing",

@@ -1,0 +1,3 @@
+"""(filled by issue 17)"""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""(filled by issue 17)"""
