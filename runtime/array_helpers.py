@@ -28,6 +28,7 @@ __all__ = [
     "linspace_weights",
     "norm_adjoint",
     "prod_of_others",
+    "real_part_of",
     "reverse_cumsum",
     "safe_divide",
     "scaled_power",
@@ -76,6 +77,18 @@ def safe_divide(x, y):
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient
+
+
+def real_part_of(x, v):
+    """`v`, the adjoint of a complex-valued primitive's argument `x`, as `x`'s kind of number:
+    its real part when `x` is real (the imaginary part points off the real line `x` lives
+    on), all of it when `x` is complex. The templates' lazily broadcast ``g`` gets `x`'s
+    shape here: the compiler takes an elementwise rule's contribution to have at least its
+    argument's shape unless it can see otherwise."""
+    if not np.iscomplexobj(x) and np.iscomplexobj(v):
+        v = np.real(v)
+    shape = np.shape(x)
+    return v if np.shape(v) == shape else v + np.zeros(shape, np.result_type(v, x, 1.0))
 
 
 def scaled_power(c, x, p):

@@ -190,7 +190,9 @@ def _template_arity(template) -> int:
 def test_elementwise_rule_matches_sympy(entry):
     rule = registry.lookup(entry.primitive)
     assert rule is not None and rule.elementwise
-    nargs = _template_arity(rule.vjp)
+    # the parameters the template gives contributions for (a single expression: the first;
+    # nan_to_num's replacement values are constants)
+    nargs = _template_arity(rule.vjp) if returns_tuple_literal(rule.vjp) else 1
     derivatives = _derivatives(entry, nargs)
     rng = np.random.default_rng(2)
     domains = entry.domain if isinstance(entry.domain[0], tuple) else [entry.domain] * nargs
@@ -245,6 +247,21 @@ def test_adjoint_at_a_zero_result_is_zero_not_nan(primitive, x, kwargs):
     ans = primitive(x, **kwargs)
     got = registry.lookup(primitive).vjp(np.ones(np.shape(ans)), ans, x, **kwargs)
     np.testing.assert_array_equal(np.broadcast_to(got, x.shape), np.zeros_like(x))
+
+
+def test_hypot_at_the_origin_has_the_subgradient_zero_not_nan():
+    x, y = np.array([0.0, 1.0, -2.0]), np.array([0.0, 0.5, 0.0])
+    gx, gy = registry.lookup(np.hypot).vjp(np.ones(3), np.hypot(x, y), x, y)
+    np.testing.assert_allclose(gx, [0.0, 1 / np.sqrt(1.25), -1.0])
+    np.testing.assert_allclose(gy, [0.0, 0.5 / np.sqrt(1.25), 0.0])
+
+
+def test_sinc_near_zero_matches_its_series_to_second_order():
+    """The quotient form of sinc's slope is 0/0 at 0; the rule switches to the Taylor
+    polynomial there, so the Hessian at 0 is -pi**2 / 3, not 0 or NaN."""
+    x = np.array([0.0, 1e-4, -5e-4, 2e-3])
+    exact = [0.0, *[(np.cos(np.pi * v) - np.sinc(v)) / v for v in x[1:]]]
+    np.testing.assert_allclose(registry.lookup(np.sinc).vjp(1.0, np.sinc(x), x), exact, atol=1e-12)
 
 
 def test_prod_with_two_zeros_in_a_slice():

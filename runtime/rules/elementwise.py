@@ -23,7 +23,7 @@ import operator
 import numpy as np
 
 from ..activations import relu as relu_primitive
-from ..array_helpers import safe_divide, scaled_power, tie_weights
+from ..array_helpers import real_part_of, safe_divide, scaled_power, tie_weights
 from ..registry import registry
 
 vjp = registry.vjp
@@ -94,18 +94,18 @@ def math_sqrt(g, ans, x):
     return g / (2 * ans)
 
 
-@vjp(np.absolute, builtins.abs, math.fabs, elementwise=True)
+@vjp(np.absolute, np.fabs, builtins.abs, math.fabs, elementwise=True)
 def absolute(g, ans, x):
     return g * np.sign(x)
 
 
-@vjp(np.maximum, builtins.max, elementwise=True)
+@vjp(np.maximum, np.fmax, builtins.max, elementwise=True)
 def maximum(g, ans, x, y):
     # ties share the gradient equally, matching the symmetric difference quotient
     return g * tie_weights(x, y, ans), g * tie_weights(y, x, ans)
 
 
-@vjp(np.minimum, builtins.min, elementwise=True)
+@vjp(np.minimum, np.fmin, builtins.min, elementwise=True)
 def minimum(g, ans, x, y):
     return g * tie_weights(x, y, ans), g * tie_weights(y, x, ans)
 
@@ -181,6 +181,22 @@ def math_log1p(g, ans, x):
 @vjp(np.logaddexp, elementwise=True)
 def logaddexp(g, ans, x, y):
     return g * np.exp(x - ans), g * np.exp(y - ans)
+
+
+@vjp(np.logaddexp2, elementwise=True)
+def logaddexp2(g, ans, x, y):
+    return g * np.exp2(x - ans), g * np.exp2(y - ans)
+
+
+@vjp(np.reciprocal, elementwise=True)
+def reciprocal(g, ans, x):
+    return -g * ans**2
+
+
+@vjp(np.hypot, elementwise=True)
+def hypot(g, ans, x1, x2):
+    # at the origin both numerators are 0: the subgradient 0, never 0/0
+    return safe_divide(g * x1, ans), safe_divide(g * x2, ans)
 
 
 # -- trigonometric and hyperbolic ---------------------------------------------------------------
@@ -273,9 +289,92 @@ def tanh(g, ans, x):
     return g * (1 - ans**2)
 
 
+@vjp(np.arcsinh, math.asinh, elementwise=True)
+def arcsinh(g, ans, x):
+    return g / np.sqrt(x**2 + 1)
+
+
+@vjp(np.arccosh, elementwise=True)
+def arccosh(g, ans, x):
+    return safe_divide(g, np.sqrt(x**2 - 1))
+
+
+@vjp(math.acosh, elementwise=True)
+def math_acosh(g, ans, x):
+    return g / math.sqrt(x**2 - 1)
+
+
+@vjp(np.arctanh, elementwise=True)
+def arctanh(g, ans, x):
+    return safe_divide(g, 1 - x**2)
+
+
+@vjp(math.atanh, elementwise=True)
+def math_atanh(g, ans, x):
+    return g / (1 - x**2)
+
+
+@vjp(np.sinc, elementwise=True)
+def sinc(g, ans, x):
+    # (cos(pi x) - sinc(x)) / x, and its Taylor polynomial near 0, where the quotient is 0/0:
+    # the polynomial carries the second and third derivatives through 0 as well
+    near = np.abs(x) < 1e-3
+    away = np.where(near, 1.0, x)
+    series = x * (x * x * np.pi**4 / 30 - np.pi**2 / 3)
+    return g * np.where(near, series, (np.cos(np.pi * away) - np.sinc(away)) / away)
+
+
+# -- angles ----------------------------------------------------------------------------------------
+
+
+@vjp(np.deg2rad, np.radians, math.radians, elementwise=True)
+def radians(g, ans, x):
+    return g * (np.pi / 180)
+
+
+@vjp(np.rad2deg, np.degrees, math.degrees, elementwise=True)
+def degrees(g, ans, x):
+    return g * (180 / np.pi)
+
+
 # -- conversions that keep the value ------------------------------------------------------------
 
 
 @vjp(builtins.float, np.float64, np.copy, elementwise=True)
 def to_float(g, ans, x):
     return g
+
+
+@vjp(np.nan_to_num, elementwise=True)
+def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    # the replacements are constants
+    return g * np.isfinite(x)
+
+
+# -- complex parts (README, "Complex numbers": exact on real input) ----------------------------
+
+
+@vjp(np.real, elementwise=True)
+def real(g, ans, val):
+    return real_part_of(val, g)
+
+
+@vjp(np.real_if_close, elementwise=True)
+def real_if_close(g, ans, a, tol=100):
+    return real_part_of(a, g)
+
+
+@vjp(np.imag, elementwise=True)
+def imag(g, ans, val):
+    return real_part_of(val, -1j * g)
+
+
+@vjp(np.conj, np.conjugate, elementwise=True)
+def conjugate(g, ans, x):
+    return np.conj(g)
+
+
+@vjp(np.angle, elementwise=True)
+def angle(g, ans, z, deg=False):
+    # 0 on real input (the angle is 0 or pi there)
+    return real_part_of(z, g * safe_divide(np.conj(z * 1j), np.abs(z) ** 2))

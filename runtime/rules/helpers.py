@@ -39,6 +39,7 @@ from ..array_helpers import (
     linspace_weights,
     norm_adjoint,
     prod_of_others,
+    real_part_of,
     reverse_cumsum,
     safe_divide,
     scaled_power,
@@ -170,6 +171,7 @@ registry.linear(
     rows_to_jacobian,
 )
 registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
+registry.linear(real_part_of, positions=(1,))
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(fresh_containers, unaliased)
 
