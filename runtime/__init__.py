@@ -11,6 +11,8 @@ from .adjoint_helpers import *  # noqa: F403  (re-export: generated code imports
 from .adjoint_helpers import __all__ as _adjoint_all
 from .array_helpers import *  # noqa: F403
 from .array_helpers import __all__ as _array_all
+from .assembly_helpers import *  # noqa: F403
+from .assembly_helpers import __all__ as _assembly_all
 from .boundaries import *  # noqa: F403
 from .boundaries import __all__ as _boundary_all
 from .containers import *  # noqa: F403
@@ -21,6 +23,8 @@ from .helper_tangents import *  # noqa: F403
 from .helper_tangents import __all__ as _helper_tangent_all
 from .matrix_helpers import *  # noqa: F403
 from .matrix_helpers import __all__ as _matrix_all
+from .moved_elements import *  # noqa: F403
+from .moved_elements import __all__ as _moved_all
 from .registry import Registry, Rule, qualified_name, registry
 from .special_helpers import *  # noqa: F403
 from .special_helpers import __all__ as _special_all
@@ -36,11 +40,13 @@ __all__ = [
     *_activation_all,
     *_adjoint_all,
     *_array_all,
+    *_assembly_all,
     *_boundary_all,
     *_container_all,
     *_fft_all,
     *_helper_tangent_all,
     *_matrix_all,
+    *_moved_all,
     *_special_all,
     *_tangent_all,
 ]

@@ -155,12 +155,14 @@ def batch_part(t, adjoint, key):
 
 def map_examples(fn, position, args, kwargs):
     """Apply a linear `fn` to each direction of a batched tangent at argument `position`: the
-    general (slower) way to batch a primitive with no batching rule of its own."""
-    args = list(args)
-    batch = args[position]
+    general (slower) way to batch a primitive with no batching rule of its own. A keyword
+    argument's tangent is mapped when `position` is its name."""
+    args, kwargs = list(args), dict(kwargs)
+    holder = kwargs if isinstance(position, str) else args
+    batch = holder[position]
     out = []
     for example in batch:
-        args[position] = example
+        holder[position] = example
         out.append(fn(*args, **kwargs))
     if out and isinstance(out[0], (list, tuple)):
         # a sequence per direction (the adjoint of a join, one piece per array joined): a

@@ -277,6 +277,69 @@ SHAPE = [
     Row(np.stack, (((2, 3), (2, 3), (2, 3)),), args=lambda *xs: (xs,), kwargs={"axis": -1}),
 ]
 
+ASSEMBLY = [
+    Row(np.tile, (((3,),), ((2, 3),)), args=lambda x: (x, (2, 1, 2))),
+    Row(np.tile, (((2, 3),),), args=lambda x: (x, 2)),
+    Row(np.repeat, (((4,),), ((2, 3),)), args=lambda x: (x, 2)),
+    Row(np.repeat, (((2, 3),),), args=lambda x: (x, [1, 0, 3]), kwargs={"axis": 1}),
+    Row(np.roll, (((5,),), ((2, 3),)), args=lambda x: (x, 2)),
+    Row(np.roll, (((2, 3, 4),),), args=lambda x: (x, (1, -1), (0, 2))),
+    Row(np.rollaxis, (((2, 3, 4),),), args=lambda x: (x, 2)),
+    Row(np.rollaxis, (((2, 3, 4),),), args=lambda x: (x, 0, 2)),
+    Row(np.rot90, (((2, 3),), ((2, 3, 4),))),
+    Row(np.rot90, (((2, 3, 4),),), kwargs={"k": 3, "axes": (1, 2)}),
+    Row(np.flipud, (((4,),), ((2, 3),))),
+    Row(np.fliplr, (((2, 3),),)),
+    Row(np.diag, (((3,),), ((3, 4),))),
+    Row(np.diag, (((3,),), ((3, 4),)), kwargs={"k": -1}),
+    Row(np.diagonal, (((3, 4),),)),
+    Row(np.diagonal, (((2, 3, 4),),), kwargs={"offset": 1, "axis1": 2, "axis2": 0}),
+    Row(np.tril, (((3, 4),), ((2, 3, 3),))),
+    Row(np.triu, (((3, 4),),), kwargs={"k": 1}),
+    Row(np.take, (((5,),), ((2, 3),)), args=lambda x: (x, [0, 2, 2, 4])),
+    Row(np.take, (((2, 3),),), args=lambda x: (x, np.array([[1, 1], [0, 2]])), kwargs={"axis": 1}),
+    Row(
+        np.take_along_axis,
+        (((2, 3),),),
+        args=lambda x: (x, np.array([[2, 0, 0, 1], [1, 1, 2, 0]])),
+        kwargs={"axis": 1},
+    ),
+    Row(np.pad, (((3,),), ((2, 3),)), args=lambda x: (x, 1)),
+    Row(np.pad, (((2, 3),),), args=lambda x: (x, ((1, 0), (2, 1))), kwargs={"mode": "reflect"}),
+    Row(np.pad, (((4,),),), args=lambda x: (x, 2), kwargs={"mode": "edge"}),
+    Row(np.pad, (((4,),),), args=lambda x: (x, (1, 3), "wrap")),
+    Row(np.append, (((3,), (2,)), ((2, 3), ())), args=lambda x, y: (x, y)),
+    Row(np.append, (((2, 3), (1, 3)),), args=lambda x, y: (x, y), kwargs={"axis": 0}),
+    Row(np.atleast_1d, (((),), ((3,),))),
+    Row(np.atleast_2d, (((3,),), ((2, 3),))),
+    Row(np.atleast_3d, (((3,),), ((2, 3),))),
+    Row(np.hstack, (((2, 3), (2, 1)), ((3,), (2,))), args=lambda x, y: ([x, y],)),
+    Row(np.vstack, (((2, 3), (1, 3)), ((3,), (3,))), args=lambda x, y: ((x, y),)),
+    Row(np.row_stack, (((2, 3), (1, 3)),), args=lambda x, y: ((x, y),)),
+    Row(np.dstack, (((2, 3), (2, 3)),), args=lambda x, y: ([x, y],)),
+    Row(np.column_stack, (((3,), (3, 2)),), args=lambda x, y: ([x, y],)),
+    # a list result: `output` picks the piece (``y0, y1, y2 = np.split(x0, 3)``, ``return y1``)
+    Row(np.split, (((6,),), ((2, 6),)), args=lambda x: (x, 3), kwargs={"axis": -1}, output=1),
+    Row(np.split, (((6, 2),),), args=lambda x: (x, [1, 4]), output=2),
+    Row(np.array_split, (((7,),),), args=lambda x: (x, 3), output=0),
+    Row(np.hsplit, (((2, 4),),), args=lambda x: (x, 2), output=1),
+    Row(np.vsplit, (((4, 2),),), args=lambda x: (x, [1]), output=1),
+    Row(np.dsplit, (((1, 2, 4),),), args=lambda x: (x, 2), output=0),
+    Row(np.sort, (((5,),), ((3, 4),))),
+    Row(np.sort, (((3, 4),),), kwargs={"axis": 0}),
+    Row(np.sort, (((3, 4),),), kwargs={"axis": None}),
+    Row(np.partition, (((5,),), ((3, 4),)), args=lambda x: (x, 2)),
+    Row(np.tensordot, (((2, 3, 4), (3, 4, 5)), ((3, 4), (3, 4)))),
+    Row(np.tensordot, (((2, 3, 4), (4, 2)),), kwargs={"axes": ([0, 2], [1, 0])}),
+    Row(np.tensordot, (((2, 3), (4,)),), kwargs={"axes": 0}),
+    Row(np.tensordot, (((2, 3), (3, 5)),), kwargs={"axes": 1}),
+    Row(np.kron, (((2, 3), (3, 2)), ((3,), (2,)), ((2,), (3, 2)))),
+    Row(np.cross, (((3,), (3,)), ((4, 3), (3,)))),
+    Row(np.cross, (((3, 4), (4, 3)),), kwargs={"axisa": 0, "axisc": 0}),
+    Row(np.diff, (((5,),), ((3, 4),))),
+    Row(np.diff, (((3, 5),),), kwargs={"n": 2, "axis": 0}),
+]
+
 MATRIX_PAIRS = (((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)))
 BATCHED_PAIRS = (
     ((2, 3, 4), (4, 5)),
@@ -364,7 +427,7 @@ EDGES = [
     Row(runtime.unaliased, (((3,),),), args=lambda x: (x, ()), argnums=(0,)),
 ]
 
-TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *LINALG, *EDGES, *MATRIX, *SCIPY]
+TABLE = [*ELEMENTWISE, *INDEXING, *REDUCTIONS, *SHAPE, *ASSEMBLY, *LINALG, *EDGES, *MATRIX, *SCIPY]
 
 
 # -- symbolic derivatives of the elementwise rules ----------------------------------------------

@@ -133,10 +133,39 @@ def _batch_safe(rule) -> bool:
     return rule.primitive is builtins.sum
 
 
+def _arguments(op: Operation) -> dict[int, cst.BaseExpression]:
+    """The call's arguments by the position of the parameter they bind to: the positional
+    ones, and keyword arguments naming a parameter of the rule's template
+    (``np.full((3,), fill_value=c)``: ``c`` at 1). Forward rules see, and linear primitives
+    vary, a keyword argument's tangent as they do a positional one's."""
+    arguments = dict(enumerate(op.args))
+    template_fn = op.rule.jvp or op.rule.vjp if op.rule is not None else None
+    if op.kwargs and template_fn is not None:
+        params = load_template(template_fn).params
+        for keyword, value in op.kwargs.items():
+            if keyword in params and params.index(keyword) not in arguments:
+                arguments[params.index(keyword)] = value
+    return arguments
+
+
+def _keyword_at(op: Operation, position: int) -> str | None:
+    """The keyword of the argument at `position` (see `_arguments`), or None if positional."""
+    if position < len(op.args):
+        return None
+    node = _arguments(op)[position]
+    return next(k for k, v in op.kwargs.items() if v is node)
+
+
 def _tangent_args(op: Operation, ctx: TangentContext) -> cst.Tuple:
-    """``tangents`` for a template: one entry per positional argument (None: no tangent)."""
+    """``tangents`` for a template: one entry per parameter position up to the last argument
+    given (None: no tangent, or no argument there)."""
+    arguments = _arguments(op)
     items = []
-    for position, arg in enumerate(op.args):
+    for position in range(max(arguments, default=-1) + 1):
+        arg = arguments.get(position)
+        if arg is None:
+            items.append(cst.Name("None"))
+            continue
         if isinstance(arg, (cst.List, cst.Tuple)):
             if _has_tangent(arg, ctx):
                 items.append(_sequence_tangent(arg, ctx))
@@ -215,7 +244,7 @@ def _reading_tangents(instance, given: set[str]):
 
 def _active_positions(op: Operation, ctx: TangentContext) -> list[int]:
     positions = []
-    for position, arg in enumerate(op.args):
+    for position, arg in sorted(_arguments(op).items()):
         if op.rule.linear is not None and position not in op.rule.linear:
             continue
         if any(ctx.of(cst.Name(n)) is not None for n in names_in(arg)):
@@ -229,15 +258,18 @@ def _batched_linear(op: Operation, ans, ctx: TangentContext, statements: list):
     parts = []
     function = _spelling(op.rule)
     for position in _active_positions(op, ctx):
-        args = [
-            _tangent_or_sequence(arg, ctx, op, k) if k == position else arg
-            for k, arg in enumerate(op.args)
-        ]
+        keyword = _keyword_at(op, position)
+        tangent = _tangent_or_sequence(_arguments(op)[position], ctx, op, position)
+        args = [tangent if k == position else arg for k, arg in enumerate(op.args)]
         packed = cst.Tuple(tuple(cst.Element(a) for a in args))
         kwargs = cst.Dict(
-            tuple(cst.DictElement(cst.SimpleString(f'"{k}"'), v) for k, v in op.kwargs.items())
+            tuple(
+                cst.DictElement(cst.SimpleString(f'"{k}"'), tangent if k == keyword else v)
+                for k, v in op.kwargs.items()
+            )
         )
-        parts.append(call("map_examples", function, cst.Integer(str(position)), packed, kwargs))
+        where = cst.Integer(str(position)) if keyword is None else cst.SimpleString(f'"{keyword}"')
+        parts.append(call("map_examples", function, where, packed, kwargs))
     return _sum(parts)
 
 
@@ -264,7 +296,7 @@ def _linear(op: Operation, value: cst.BaseExpression, ctx: TangentContext):
     """The call `value` with one active argument at a time replaced by its tangent."""
     parts = []
     for position in _active_positions(op, ctx):
-        tangent = _tangent_or_sequence(op.args[position], ctx, op, position)
+        tangent = _tangent_or_sequence(_arguments(op)[position], ctx, op, position)
         parts.append(_replace_argument(value, op, position, tangent))
     return _sum(parts)
 
@@ -289,7 +321,7 @@ def _replace_argument(value, op: Operation, position: int, new):
             args[k] = args[k].with_changes(value=new)
             return value.with_changes(args=tuple(args))
         # a collected positional (``x.reshape(3, 4)``) or keyword: replace by identity
-        return value.deep_replace(op.args[position], new)
+        return value.deep_replace(_arguments(op)[position], new)
     raise AssertionError(f"cannot place a tangent in {type(value).__name__}")
 
 
@@ -344,13 +376,16 @@ def _sum(parts: list):
 
 
 class _ItemSelector(cst.CSTTransformer):
-    """``(a, b)[1]`` -> ``b``: a template's ``tangents[k]`` once ``tangents`` is a literal."""
+    """``(a, b)[1]`` -> ``b``: a template's ``tangents[k]`` once ``tangents`` is a literal
+    (``None`` past its end: no argument given there, so no tangent)."""
 
     def leave_Subscript(self, original, updated):
         if isinstance(updated.value, cst.Tuple) and len(updated.slice) == 1:
             index = updated.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
-                return updated.value.elements[int(index.value.value)].value
+                k = int(index.value.value)
+                elements = updated.value.elements
+                return elements[k].value if k < len(elements) else cst.Name("None")
         return updated
 
 

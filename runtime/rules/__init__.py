@@ -2,6 +2,7 @@
 
 elementwise  operators, ufuncs, `math` functions (broadcasting handled by the compiler)
 reductions   sum, mean, prod, max, min, var, std, cumsum
+assembly     tile, roll, pad, diag, tril, stacks, splits, sort, take, tensordot, kron, cross, diff
 shape        transpose, reshape, expand_dims, squeeze, concatenate, stack, broadcast_to
 indexing     reads by integer, slice, integer array and boolean mask
 linalg       dot, matmul, einsum, outer, inv, solve, det, slogdet, norm
@@ -13,6 +14,7 @@ forward      forward rules that are not derived (linear marks, batched rules)
 """
 
 from . import (
+    assembly,
     decompositions,
     elementwise,
     fft,
@@ -26,6 +28,7 @@ from . import (
 )
 
 __all__ = [
+    "assembly",
     "decompositions",
     "elementwise",
     "fft",

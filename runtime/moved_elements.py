@@ -1,0 +1,195 @@
+"""One adjoint for every NumPy function that only moves, copies or drops elements.
+
+`np.tile`, `np.roll`, `np.rot90`, `np.pad`, `np.diag`, `np.tril`, `np.take_along_axis`,
+`np.hstack`, `np.split` and their kin compute nothing: each element of the result is an element
+of the arguments, or a constant. So instead of one hand-written adjoint per function, the rule
+calls the function itself on the arguments' *element numbers* (`element_numbers`: 1, 2, ... in
+the arguments' shapes, 0 for "no element") and gets the map from result positions to argument
+elements. The adjoint adds ``g`` up by that map (`moved_adjoint`, one `np.bincount`, linear
+time); the tangent picks from it (`moved_tangent`). The functions are linear, so their forward
+rules are the functions themselves; these helpers are linear in ``g`` and ``t``, which is all
+second order needs (the map is an integer constant of the derivative).
+
+A function that computes values (`np.pad`'s ``mean`` mode) must not go through here: its rule
+checks (`copying_pad_mode`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .containers import ContainerAdjoint, is_container
+
+__all__ = [
+    "copying_pad_mode",
+    "element_numbers",
+    "moved_adjoint",
+    "moved_tangent",
+    "pad_fill_adjoint",
+    "pad_fill_tangent",
+    "sort_order",
+]
+
+
+def _pieces(x) -> list:
+    return list(x) if is_container(x) else [x]
+
+
+def element_numbers(x):
+    """Arrays shaped like `x` (or like each array of the sequence `x`) numbering its elements
+    1, 2, ... across all of them (0 is left for the constants a function may insert)."""
+    start = 1
+    numbered = []
+    for piece in _pieces(x):
+        shape = np.shape(piece)
+        size = int(np.prod(shape, dtype=np.int64))
+        numbered.append(np.arange(start, start + size, dtype=np.intp).reshape(shape))
+        start += size
+    return numbered if is_container(x) else numbered[0]
+
+
+def _flat(moved) -> np.ndarray:
+    if isinstance(moved, (list, tuple)):
+        return np.concatenate([np.ravel(m) for m in moved]) if moved else np.zeros(0, np.intp)
+    return np.ravel(moved)
+
+
+def _lead(g, moved) -> tuple:
+    """The leading batch axes of `g` (several directions at once, in a batched sweep)."""
+    if isinstance(g, ContainerAdjoint):
+        return () if g.batch is None else (g.batch,)
+    if isinstance(moved, (list, tuple)):
+        for k, m in enumerate(moved):
+            if np.ndim(g[k]) > np.ndim(m):
+                return np.shape(g[k])[: np.ndim(g[k]) - np.ndim(m)]
+        return ()
+    return np.shape(g)[: max(np.ndim(g) - np.ndim(moved), 0)]
+
+
+def _flat_adjoint(g, moved, lead: tuple) -> np.ndarray:
+    """`g` (an array, or a container adjoint of a list result) as (*lead, elements)."""
+    if isinstance(moved, (list, tuple)):
+        # a container adjoint (a missing entry is a zero) or a list of adjoints
+        parts = [
+            np.reshape(_entry_shaped(g, k, lead, np.shape(m)), (*lead, -1))
+            for k, m in enumerate(moved)
+        ]
+        return np.concatenate(parts, axis=-1) if parts else np.zeros((*lead, 0))
+    return np.reshape(np.broadcast_to(g, (*lead, *np.shape(moved))), (*lead, -1))
+
+
+def _entry_shaped(g, k, lead: tuple, shape: tuple):
+    value = dict.get(g, k, 0.0) if isinstance(g, ContainerAdjoint) else g[k]
+    value = np.asarray(value)
+    if lead and value.ndim == len(lead):  # one number per direction
+        value = np.reshape(value, (*lead, *(1,) * len(shape)))
+    return np.broadcast_to(value, (*lead, *shape))
+
+
+def moved_adjoint(g, x, moved):
+    """The adjoint of a function that moved the elements of `x` to the positions `moved`
+    gives them (`moved` is the function applied to ``element_numbers(x)``): `g` summed by
+    element. A sequence `x` gets a container adjoint with one array per entry. `g` may carry
+    leading batch axes (then so does the result)."""
+    pieces = _pieces(x)
+    sizes = [int(np.size(p)) for p in pieces]
+    count = sum(sizes) + 1
+    lead = _lead(g, moved)
+    flat_g = _flat_adjoint(g, moved, lead)
+    rows = int(np.prod(lead, dtype=np.int64))
+    # one bincount for every direction: direction r's elements are numbered r * count + ...
+    where = (_flat(moved)[None, :] + count * np.arange(rows)[:, None]).ravel()
+    weights = np.reshape(flat_g, (rows, -1))
+    total = np.bincount(where, weights=np.real(weights).ravel(), minlength=rows * count)
+    if np.iscomplexobj(weights):
+        total = total + 1j * np.bincount(
+            where, weights=np.imag(weights).ravel(), minlength=rows * count
+        )
+    total = np.reshape(total, (*lead, count))[..., 1:].astype(np.result_type(flat_g, 1.0))
+    out = []
+    start = 0
+    for piece, size in zip(pieces, sizes, strict=True):
+        part = np.reshape(total[..., start : start + size], (*lead, *np.shape(piece)))
+        out.append(part if np.ndim(part) else part[()])
+        start += size
+    if is_container(x):
+        return ContainerAdjoint(enumerate(out), batch=lead[0] if lead else None)
+    return out[0]
+
+
+def moved_tangent(t, x, moved):
+    """The tangent of a function that moved the elements of `x` as `moved` says: `t` picked
+    by element (0 where the function put a constant). `t` may carry leading batch axes. For a
+    sequence `x`, `t` has one tangent per entry (None: zeros)."""
+    pieces = _pieces(x)
+    tangents = list(t) if is_container(x) else [t]
+    given = [(tk, p) for tk, p in zip(tangents, pieces, strict=True) if tk is not None]
+    lead = max(
+        (np.shape(tk)[: np.ndim(tk) - np.ndim(p)] for tk, p in given), key=len, default=()
+    )
+    flat = [np.zeros((*lead, 1))]
+    for tk, piece in zip(tangents, pieces, strict=True):
+        shape = (*lead, int(np.size(piece)))
+        if tk is None:
+            flat.append(np.zeros(shape))
+        elif np.ndim(tk) < len(lead) + np.ndim(piece):  # a zero standing for a whole piece
+            flat.append(np.broadcast_to(np.asarray(tk, dtype=float), shape))
+        else:
+            flat.append(np.reshape(tk, shape))
+    picked = np.concatenate(flat, axis=-1)[..., _flat(moved)]
+    if isinstance(moved, (list, tuple)):
+        return _unflatten(picked, moved, lead)
+    return np.reshape(picked, (*lead, *np.shape(moved)))
+
+
+def _unflatten(picked, moved, lead):
+    out, start = [], 0
+    for m in moved:
+        size = int(np.size(m))
+        out.append(np.reshape(picked[..., start : start + size], (*lead, *np.shape(m))))
+        start += size
+    return out
+
+
+def copying_pad_mode(mode):
+    """`mode` if `np.pad` only copies elements in it (the modes `moved_adjoint` can undo)."""
+    if callable(mode) or mode not in ("constant", "edge", "reflect", "symmetric", "wrap"):
+        raise LookupError(
+            f"no gradient registered for numpy.pad with mode={mode!r}: only the modes "
+            "'constant', 'edge', 'reflect', 'symmetric' and 'wrap' are differentiated"
+        )
+    return mode
+
+
+def pad_fill_adjoint(g, array, pad_width, constant_values=0):
+    """The adjoint of `np.pad`'s fill value (a number): `g` summed over the padding."""
+    if np.ndim(constant_values):
+        raise LookupError(
+            "no gradient registered for numpy.pad's constant_values given per axis: "
+            "differentiate a single fill value, or pad with 0 and add the values yourself"
+        )
+    inside = np.pad(np.ones(np.shape(array), dtype=bool), pad_width)
+    return np.sum(np.where(inside, 0.0, g))
+
+
+def pad_fill_tangent(t, moved):
+    """The tangent `np.pad`'s fill value `t` (a number, or None: constant) gives the padding
+    (`moved` is 0 there), with `t`'s leading batch axes."""
+    if t is None:
+        return 0.0
+    lead = np.shape(t)
+    return np.reshape(t, (*lead, *(1,) * np.ndim(moved))) * (np.asarray(moved) == 0)
+
+
+def sort_order(a, axis=-1, kth=None):
+    """Where `np.sort(a, axis)` (or `np.partition(a, kth, axis)`) takes each result element
+    from, as element numbers (see `element_numbers`)."""
+    numbers = element_numbers(a)
+    if axis is None:
+        numbers, a, axis = np.ravel(numbers), np.ravel(a), -1
+    order = (
+        np.argsort(a, axis=axis, kind="stable")
+        if kth is None
+        else np.argpartition(a, kth, axis=axis)
+    )
+    return np.take_along_axis(numbers, order, axis=axis)
