@@ -195,6 +195,11 @@ class Generator:
             lambda: fmt("np.sum({} * {})", v(), v()),
             lambda: fmt("np.sum(({})[1:] * ({})[:-1])", v(), v()),
             lambda: kink("({}) % 2.0", "_mod({}, 2.0)", a()),
+            # assembling functions (moved elements, keyword arguments that vary)
+            lambda: fmt("np.tensordot({}, {}, axes=1)", v(), v()),
+            lambda: fmt("np.sum(np.diff({}) ** 2)", v()),
+            lambda: fmt("np.sum(np.kron({}, ({})[:2]))", v(), v()),
+            lambda: fmt("np.sum(np.tril(np.outer({}, {}), -1))", v(), v()),
         ]
         lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
         if lists:  # NumPy reductions of a Python list, and of one repeated (``L * 2``)
@@ -230,6 +235,19 @@ class Generator:
             ),
             lambda: fmt("np.concatenate([({})[:1], ({})[1:] * 0.5])", v(), v()),
             lambda: fmt("({}) / (1.0 + ({}) ** 2)", v(), v()),
+            # assembling functions (moved elements, keyword arguments that vary)
+            lambda: fmt("np.roll({}, 1)", v()),
+            lambda: fmt("np.take({}, [2, 0, 0])", v()),
+            lambda: fmt("np.flipud({})", v()),
+            lambda: fmt("np.tile(({})[:1], 3)", v()),
+            lambda: fmt("np.append(({})[:2], {})", v(), a()),
+            lambda: fmt("np.hstack([({})[:1], ({})[1:]])", v(), v()),
+            lambda: fmt("np.pad(({})[1:], (1, 0), constant_values={})", v(), a()),
+            lambda: fmt("np.full(3, fill_value={})", a()),
+            lambda: fmt("np.linspace({}, stop={}, num=3)", a(), a()),
+            lambda: fmt("np.cross({}, {})", v(), v()),
+            lambda: fmt("np.diag(np.outer({}, {}))", v(), v()),
+            lambda: kink("np.sort({})", "_sort({})", v()),
         ]
         masks = self.of_kind(scope, "M")
         if masks:

@@ -80,6 +80,13 @@ def _rmin(v):
     return np.min(v)
 
 
+def _sort(v):
+    ordered = np.sort(v)
+    if ordered.size > 1:
+        _record(np.diff(ordered))
+    return ordered
+
+
 def _mod(a, b):
     remainder = np.mod(a, b)
     _record(remainder)
