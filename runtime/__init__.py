@@ -17,6 +17,8 @@ from .boundaries import *  # noqa: F403
 from .boundaries import __all__ as _boundary_all
 from .containers import *  # noqa: F403
 from .containers import __all__ as _container_all
+from .cumulative_products import *  # noqa: F403
+from .cumulative_products import __all__ as _cumulative_all
 from .fft_helpers import *  # noqa: F403
 from .fft_helpers import __all__ as _fft_all
 from .helper_tangents import *  # noqa: F403
@@ -43,6 +45,7 @@ __all__ = [
     *_assembly_all,
     *_boundary_all,
     *_container_all,
+    *_cumulative_all,
     *_fft_all,
     *_helper_tangent_all,
     *_matrix_all,

@@ -24,6 +24,9 @@ __all__ = [
     "inner_adjoint_a",
     "inner_adjoint_b",
     "invert_axes",
+    "item_adjoint",
+    "item_of",
+    "item_tangent",
     "linspace_adjoint",
     "linspace_weights",
     "norm_adjoint",
@@ -507,3 +510,34 @@ def delete_adjoint(g, arr, obj, axis=None):
     out = np.zeros(shape, dtype=np.result_type(g, 1.0))
     out[(slice(None),) * axis + (keep,)] = g
     return out
+
+
+# -- ndarray.item ---------------------------------------------------------------------------------
+
+
+def item_of(a, *index):
+    """``a.item(*index)``: what generated code calls for the method (so it has rules)."""
+    return np.asarray(a).item(*index)
+
+
+def _flat_position(a, index) -> int:
+    if not index:
+        if np.size(a) != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return 0
+    if len(index) == 1:
+        return int(index[0]) % int(np.size(a))
+    return int(np.ravel_multi_index(tuple(int(i) for i in index), np.shape(a)))
+
+
+def item_adjoint(g, a, index=()):
+    """The adjoint of ``a.item(*index)``: `g` at that element, zeros elsewhere."""
+    out = np.zeros(np.size(a), dtype=np.result_type(g, a, 1.0))
+    out[_flat_position(a, index)] = g
+    return np.reshape(out, np.shape(a))
+
+
+def item_tangent(t, a, index=()):
+    """The tangent of ``a.item(*index)`` for `t`, with `t`'s leading batch axes."""
+    lead = np.shape(t)[: np.ndim(t) - np.ndim(a)]
+    return np.reshape(t, (*lead, -1))[..., _flat_position(a, index)]

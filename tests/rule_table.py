@@ -232,6 +232,17 @@ REDUCTIONS = [
     Row(np.cumsum, (((5,),), ((2, 3),))),
     Row(np.cumsum, (((2, 3),),), kwargs={"axis": 1}),
     Row(np.cumsum, (((2, 3, 4),),), kwargs={"axis": -3}),
+    Row(runtime.item_of, (((3,),), ((2, 3),)), args=lambda x: (x, 1)),
+    Row(runtime.item_of, (((2, 3),),), args=lambda x: (x, 1, 2)),
+    Row(runtime.item_of, (((1,),),)),
+    Row(np.cumprod, (((5,),), ((2, 3),))),
+    Row(np.cumprod, (((2, 3, 4),),), kwargs={"axis": 1}),
+    Row(
+        np.cumprod,
+        (((2, 3),),),
+        kwargs={"axis": -1},
+        values=(np.array([[1.5, 0.0, 2.0], [0.0, 0.0, -1.0]]),),
+    ),
 ]
 
 SHAPE = [

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 import libcst as cst
 import numpy as np
-from s2sgrad.runtime import Registry, Rule, qualified_name
+from s2sgrad.runtime import Registry, Rule, item_of, qualified_name
 
 from s2sgrad import runtime
 
@@ -64,6 +64,14 @@ _METHODS: dict[str, tuple[Callable, str | None]] = {
     "var": (np.var, None),
     "std": (np.std, None),
     "cumsum": (np.cumsum, None),
+    "cumprod": (np.cumprod, None),
+    "item": (item_of, None),
+    "trace": (np.trace, None),
+    "diagonal": (np.diagonal, None),
+    "repeat": (np.repeat, None),
+    "take": (np.take, None),
+    "conj": (np.conj, None),
+    "conjugate": (np.conjugate, None),
     "dot": (np.dot, None),
     "reshape": (np.reshape, "shape"),
     "transpose": (np.transpose, "axes"),
@@ -83,6 +91,8 @@ _METHODS: dict[str, tuple[Callable, str | None]] = {
 }
 _ATTRIBUTES: dict[str, Callable | object] = {
     "T": np.transpose,
+    "real": np.real,
+    "imag": np.imag,
     "shape": NO_DERIVATIVE,
     "ndim": NO_DERIVATIVE,
     "size": NO_DERIVATIVE,

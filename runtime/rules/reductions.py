@@ -1,4 +1,4 @@
-"""Reverse rules of reductions: sum, mean, prod, max, min, var, std, cumsum.
+"""Reverse rules of reductions: sum, mean, prod, max, min, var, std, cumsum, cumprod.
 
 None of these is elementwise: the compiler hands each template a ``g`` with exactly ``ans``'s
 shape. A reduction's adjoint re-inserts the reduced axes (`unreduce`) so that ``g`` broadcasts
@@ -16,10 +16,25 @@ come from cumulative products, not ``ans / a``).
 import numpy as np
 
 from ..adjoint_helpers import reduced_count, unreduce
-from ..array_helpers import extremum_weights, prod_of_others, reverse_cumsum, safe_divide
+from ..array_helpers import (
+    extremum_weights,
+    item_adjoint,
+    item_of,
+    item_tangent,
+    prod_of_others,
+    reverse_cumsum,
+    safe_divide,
+)
+from ..cumulative_products import (
+    cumprod_adjoint,
+    cumprod_adjoint_jvp,
+    cumprod_tangent,
+    cumprod_tangent_jvp,
+)
 from ..registry import registry
 
 vjp = registry.vjp
+jvp = registry.jvp
 
 
 @vjp(np.sum, reduction=True)
@@ -61,3 +76,37 @@ def std(g, ans, a, axis=None, dtype=None, ddof=0, keepdims=False):
 @vjp(np.cumsum)
 def cumsum(g, ans, a, axis=None, dtype=None):
     return reverse_cumsum(g, a, axis)
+
+
+@vjp(np.cumprod)
+def cumprod(g, ans, a, axis=None, dtype=None):
+    # exact where elements are 0 (runtime/cumulative_products.py), unlike reverse_cumsum / a
+    return cumprod_adjoint(g, a, axis)
+
+
+@jvp(np.cumprod)
+def cumprod_jvp(tangents, ans, a, axis=None, dtype=None):
+    return cumprod_tangent(tangents[0], a, axis)
+
+
+@jvp(cumprod_adjoint)
+def cumprod_adjoint_(tangents, ans, g, a, axis=None):
+    return cumprod_adjoint_jvp(tangents[0], tangents[1], g, a, axis)
+
+
+@jvp(cumprod_tangent)
+def cumprod_tangent_(tangents, ans, t, a, axis=None):
+    return cumprod_tangent_jvp(tangents[0], tangents[1], t, a, axis)
+
+
+@vjp(item_of)
+def item(g, ans, a, *index):
+    return item_adjoint(g, a, index)
+
+
+@jvp(item_of)
+def item_jvp(tangents, ans, a, *index):
+    return item_tangent(tangents[0], a, index)
+
+
+registry.linear(item_adjoint, item_tangent)

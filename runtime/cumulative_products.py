@@ -1,0 +1,160 @@
+"""Derivatives of ``np.cumprod`` that stay exact where elements are 0.
+
+The textbook adjoint ``reverse_cumsum(g * ans) / a`` (autograd's) divides by the elements, so
+it is NaN or wrong as soon as one is 0. These helpers run the recurrences instead, one pass
+along the axis each (vectorized over the other axes; `t`, `s` and `g` may carry leading batch
+axes): with ``E[j]`` the product of the elements before ``j``,
+
+- tangent: ``T[i] = T[i-1] * a[i] + E[i] * t[i]``;
+- adjoint: ``ga[j] = E[j] * S[j]`` with ``S[j] = g[j] + a[j+1] * S[j+1]``;
+
+and, for second order, the derivatives of those two in a direction ``s`` of ``a``
+(`cumprod_tangent_slope`, `cumprod_adjoint_slope`). Third order has no rule (LookupError).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "cumprod_adjoint",
+    "cumprod_adjoint_jvp",
+    "cumprod_adjoint_slope",
+    "cumprod_tangent",
+    "cumprod_tangent_jvp",
+    "cumprod_tangent_slope",
+]
+
+
+def _along(x, a, axis, rank):
+    """`x` (shaped like `a`, maybe with leading batch axes) with `axis` first, and an undo.
+    Everything gets `rank` axes (length 1 for batch axes it lacks), so all broadcast. With
+    ``axis=None`` cumprod runs over `a` flattened: so does `x` (then `_flat` first)."""
+    k = (int(axis) if axis is not None else 0) % np.ndim(a) - np.ndim(a)  # from the end
+    x = np.reshape(x, (1,) * (rank - np.ndim(x)) + np.shape(x))
+    return np.moveaxis(x, k, 0), lambda y: np.moveaxis(y, 0, k)
+
+
+def _flat(a, *others):
+    """`a` flattened and each of `others` (with leading batch axes) shaped to match."""
+    size = np.size(a)
+    return np.ravel(a), *(
+        np.reshape(x, (*np.shape(x)[: np.ndim(x) - np.ndim(a)], size))
+        if np.size(x) != 1 or np.ndim(x)
+        else x
+        for x in others
+    )
+
+
+def _exclusive(a0):
+    """Products of the elements before each position (`a0` has the axis first)."""
+    out = np.ones_like(a0)
+    for i in range(1, len(a0)):
+        out[i] = out[i - 1] * a0[i - 1]
+    return out
+
+
+def _exclusive_slope(a0, s0):
+    """The derivative of `_exclusive` in the direction `s0`."""
+    e = _exclusive(a0)
+    out = np.zeros(np.broadcast_shapes(np.shape(s0), np.shape(a0)))
+    for i in range(1, len(a0)):
+        out[i] = out[i - 1] * a0[i - 1] + e[i - 1] * s0[i - 1]
+    return out
+
+
+def _floating(x, *others):
+    return np.asarray(x, dtype=np.result_type(x, *others, 1.0))
+
+
+def cumprod_tangent(t, a, axis=None):
+    """The tangent of ``np.cumprod(a, axis)`` for the tangent `t` of `a` (linear in `t`)."""
+    if axis is None:
+        a, t = _flat(a, t)
+    rank = max(np.ndim(a), np.ndim(t))
+    a0, _ = _along(_floating(a, t), a, axis, rank)
+    t0, back = _along(_floating(t, a), a, axis, rank)
+    e = _exclusive(a0)
+    out = np.zeros(np.broadcast_shapes(np.shape(t0), np.shape(a0)), t0.dtype)
+    for i in range(len(a0)):
+        out[i] = (out[i - 1] * a0[i] if i else 0.0) + e[i] * t0[i]
+    return back(out)
+
+
+def cumprod_tangent_slope(t, s, a, axis=None):
+    """The derivative of ``cumprod_tangent(t, a)`` in the direction `s` of `a`."""
+    if axis is None:
+        a, t, s = _flat(a, t, s)
+    rank = max(np.ndim(a), np.ndim(t), np.ndim(s))
+    a0, _ = _along(_floating(a, t, s), a, axis, rank)
+    t0, back = _along(_floating(t, a), a, axis, rank)
+    s0, _ = _along(_floating(s, a), a, axis, rank)
+    e, de = _exclusive(a0), _exclusive_slope(a0, s0)
+    shape = np.broadcast_shapes(np.shape(t0), np.shape(s0), np.shape(a0))
+    tangent, out = np.zeros(shape), np.zeros(shape)
+    for i in range(len(a0)):
+        previous_t = tangent[i - 1] if i else 0.0
+        previous = out[i - 1] if i else 0.0
+        out[i] = previous * a0[i] + previous_t * s0[i] + de[i] * t0[i]
+        tangent[i] = previous_t * a0[i] + e[i] * t0[i]
+    return back(out)
+
+
+def _suffix(g0, a0):
+    """``S[j] = g[j] + a[j+1] * S[j+1]`` (`g0` and `a0` have the axis first)."""
+    out = np.array(np.broadcast_to(g0, np.broadcast_shapes(np.shape(g0), np.shape(a0))))
+    for j in range(len(a0) - 2, -1, -1):
+        out[j] = out[j] + a0[j + 1] * out[j + 1]
+    return out
+
+
+def cumprod_adjoint(g, a, axis=None):
+    """The adjoint of ``np.cumprod(a, axis)`` for `a` (linear in `g`)."""
+    if axis is None:
+        shape = np.shape(a)
+        out = cumprod_adjoint(g, np.ravel(a), 0)  # g is shaped like the flat result
+        return np.reshape(out, (*np.shape(out)[:-1], *shape))
+    rank = max(np.ndim(a), np.ndim(g))
+    a0, _ = _along(_floating(a, g), a, axis, rank)
+    g0, back = _along(_floating(g, a), a, axis, rank)
+    return back(_exclusive(a0) * _suffix(g0, a0))
+
+
+def cumprod_adjoint_slope(g, s, a, axis=None):
+    """The derivative of ``cumprod_adjoint(g, a)`` in the direction `s` of `a`."""
+    if axis is None:
+        shape = np.shape(a)
+        flat_a, s = _flat(a, s)
+        out = cumprod_adjoint_slope(g, s, flat_a, 0)
+        return np.reshape(out, (*np.shape(out)[:-1], *shape))
+    rank = max(np.ndim(a), np.ndim(g), np.ndim(s))
+    a0, _ = _along(_floating(a, g, s), a, axis, rank)
+    g0, back = _along(_floating(g, a), a, axis, rank)
+    s0, _ = _along(_floating(s, a), a, axis, rank)
+    suffix = _suffix(g0, a0)
+    slope = np.zeros(np.broadcast_shapes(np.shape(suffix), np.shape(s0)))
+    for j in range(len(a0) - 2, -1, -1):
+        slope[j] = a0[j + 1] * slope[j + 1] + s0[j + 1] * suffix[j + 1]
+    return back(_exclusive_slope(a0, s0) * suffix + _exclusive(a0) * slope)
+
+
+def cumprod_tangent_jvp(tt, ta, t, a, axis=None):
+    """The tangent of ``cumprod_tangent(t, a, axis)`` for tangents `tt` of `t` and `ta` of `a`
+    (None: no tangent)."""
+    parts = []
+    if tt is not None:
+        parts.append(cumprod_tangent(tt, a, axis))
+    if ta is not None:
+        parts.append(cumprod_tangent_slope(t, ta, a, axis))
+    return sum(parts[1:], parts[0]) if parts else 0.0
+
+
+def cumprod_adjoint_jvp(tg, ta, g, a, axis=None):
+    """The tangent of ``cumprod_adjoint(g, a, axis)`` for tangents `tg` of `g` and `ta` of `a`
+    (None: no tangent)."""
+    parts = []
+    if tg is not None:
+        parts.append(cumprod_adjoint(tg, a, axis))
+    if ta is not None:
+        parts.append(cumprod_adjoint_slope(g, ta, a, axis))
+    return sum(parts[1:], parts[0]) if parts else 0.0
