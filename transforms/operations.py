@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 import libcst as cst
 import numpy as np
 from s2sgrad.runtime import Registry, Rule, item_of, qualified_name
+from s2sgrad.runtime.definitions import DEFINITIONS
+from s2sgrad.runtime.definitions import __name__ as DEFINITIONS_MODULE
 
 from s2sgrad import runtime
 
@@ -146,6 +148,18 @@ class Operation:
         for expr in exprs:
             names.extend(names_in(expr))
         return names
+
+
+def _definition(primitive: object):
+    """The definition differentiated for `primitive` (`runtime/definitions.py`), or None;
+    a definition calling a function of that module (`median` calls `quantile`) calls it
+    directly."""
+    if getattr(primitive, "__module__", None) == DEFINITIONS_MODULE:
+        return primitive
+    try:
+        return DEFINITIONS.get(primitive)
+    except TypeError:  # unhashable: no definition
+        return None
 
 
 def _is_user_function(value: object) -> bool:
@@ -341,6 +355,11 @@ class Classifier:
         return Operation(targets, NO_DERIVATIVE, ".astype", (receiver,))
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
+        definition = _definition(primitive)
+        if definition is not None:  # differentiated through its definition (runtime/definitions.py)
+            return Operation(
+                targets, definition, qualified_name(primitive), tuple(args), kwargs or {}, user=True
+            )
         rule = self.registry.lookup(primitive)
         if rule is not None:
             self._capture_rule_constants(rule)

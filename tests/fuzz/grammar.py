@@ -200,6 +200,12 @@ class Generator:
             lambda: fmt("np.sum(np.diff({}) ** 2)", v()),
             lambda: fmt("np.sum(np.kron({}, ({})[:2]))", v(), v()),
             lambda: fmt("np.sum(np.tril(np.outer({}, {}), -1))", v(), v()),
+            # functions differentiated through their definitions (runtime/definitions.py)
+            lambda: fmt("np.trapezoid({}, dx={})", v(), a()),
+            lambda: fmt("np.average({}, weights=({}) ** 2 + 1.0)", v(), v()),
+            lambda: kink("np.median({})", "_quantile({}, 0.5)", v()),
+            lambda: kink("np.quantile({}, 0.3)", "_quantile({}, 0.3)", v()),
+            lambda: kink("np.ptp({})", "_ptp({})", v()),
         ]
         lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
         if lists:  # NumPy reductions of a Python list, and of one repeated (``L * 2``)

@@ -87,6 +87,17 @@ def _sort(v):
     return ordered
 
 
+def _quantile(v, q):
+    _sort(v)
+    return np.quantile(v, q)
+
+
+def _ptp(v):
+    _rmax(v)
+    _rmin(v)
+    return np.ptp(v)
+
+
 def _mod(a, b):
     remainder = np.mod(a, b)
     _record(remainder)
