@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from numerical import numerical_gradient
+from s2sgrad.runtime.definitions import DEFINITIONS
 
 import s2sgrad as sg
 from s2sgrad.checks import check_grads
-from s2sgrad.runtime.definitions import DEFINITIONS
 
 RNG = np.random.default_rng(7)
 A = RNG.normal(size=(3, 5))
