@@ -30,6 +30,8 @@ __all__ = [
     "half_triangle",
     "inverse_gaps",
     "other_trans",
+    "pair_adjoint",
+    "pair_part",
     "qr_factors",
     "svd_factors",
     "svd_factors_tangent",
@@ -41,6 +43,7 @@ __all__ = [
     "triangular_rhs",
     "triangular_solve",
     "triangular_solve_adjoint_a",
+    "upper_from_lower",
 ]
 
 
@@ -55,8 +58,8 @@ def _swap(x):
 
 def transpose_if(x, flag):
     """``x`` with its last two axes swapped when `flag` is true (an upper Cholesky factor is
-    the transpose of the lower one). Linear, its own transpose."""
-    return _swap(x) if flag else x
+    the transpose of the lower one; None stays None). Linear, its own transpose."""
+    return _swap(x) if flag and x is not None else x
 
 
 def triangle(x, lower=True, unit_diagonal=False):
@@ -285,3 +288,23 @@ def triangular_rhs(ta, tb, a, b, x, trans=0, lower=False, unit_diagonal=False):
         else:
             out = out - t @ x
     return out
+
+
+def upper_from_lower(lower):
+    """``not lower``: SciPy names the triangle by ``lower``, the helpers by ``upper``."""
+    return not lower
+
+
+def pair_part(t, k):
+    """Item `k` of `t` (the tangent of SciPy's ``(c, lower)`` pair), None when `t` is None
+    (the pair does not vary). Linear."""
+    return None if t is None else t[k]
+
+
+def pair_adjoint(gc, batch=None):
+    """The adjoint of SciPy's ``(c, lower)`` pair whose ``c`` has adjoint `gc` (``lower`` has
+    none): a container adjoint, which sums with other adjoints of the pair by key. Linear.
+    `batch`: the number of directions of a batched tangent `gc` (on its leading axis)."""
+    from .containers import ContainerAdjoint
+
+    return ContainerAdjoint({0: gc}, batch=batch)
