@@ -125,9 +125,14 @@ def _offsets(shape1, shape2, mode, kind):
         return full, starts, sizes
     if mode != "same":
         raise ValueError(f"unknown convolution mode {mode!r}")
-    if kind == "numpy":  # np.convolve: the longer input's length, centered
+    if kind in ("numpy", "correlate"):  # np.convolve: the longer input's length, centered
         sizes = [max(n1, n2) for n1, n2 in zip(shape1, shape2, strict=True)]
         starts = [(min(n1, n2) - 1) // 2 for n1, n2 in zip(shape1, shape2, strict=True)]
+        if kind == "correlate":  # np.correlate swaps a longer v in, centering the other way
+            starts = [
+                min(n1, n2) // 2 if n2 > n1 else start
+                for n1, n2, start in zip(shape1, shape2, starts, strict=True)
+            ]
     else:  # scipy.signal.convolve: the first input's shape, centered
         sizes = list(shape1)
         starts = [(n2 - 1) // 2 for n2 in shape2]
@@ -137,7 +142,8 @@ def _offsets(shape1, shape2, mode, kind):
 def convolution_embed(g, a, v, mode="full", kind="numpy"):
     """The adjoint of the full convolution of `a` and `v` from the adjoint `g` of its `mode`
     part (``"same"``/``"valid"`` crop the full result): `g` placed where the crop took it,
-    zeros elsewhere. `kind` is ``"numpy"`` (np.convolve's centering) or ``"scipy"``.
+    zeros elsewhere. `kind` is ``"numpy"`` (np.convolve's centering), ``"correlate"``
+    (np.correlate's, as ``np.convolve(a, v[::-1])``) or ``"scipy"``.
     Linear; its transpose is `convolution_crop`."""
     g = np.asarray(g)
     full, starts, sizes = _offsets(np.shape(a), np.shape(v), mode, kind)

@@ -90,8 +90,7 @@ def triangle_adjoint(s, upper=False):
 
 def half_triangle(x, upper=False):
     """The lower triangle of `x` with its diagonal halved (``Phi`` of the Cholesky derivative;
-    the upper triangle when `upper`). A mask, so its transpose is
-    ``swapaxes(half_triangle(swapaxes(g)))`` (the other triangle)."""
+    the upper triangle when `upper`). A mask, so its own transpose."""
     if _upper(upper):
         return np.triu(x, 1) + 0.5 * np.triu(np.tril(x))
     return np.tril(x, -1) + 0.5 * np.triu(np.tril(x))

@@ -192,7 +192,7 @@ def convolve(g, ans, a, v, mode="full"):
 
 @vjp(np.correlate)
 def correlate(g, ans, a, v, mode="valid"):
-    full = convolution_embed(g, a, real_inputs(v), mode)
+    full = convolution_embed(g, a, real_inputs(v), mode, "correlate")
     return np.convolve(full, v, "valid"), np.flip(np.convolve(full, np.flip(a), "valid"))
 
 
