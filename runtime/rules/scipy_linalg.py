@@ -9,7 +9,8 @@ the diagonal when ``unit_diagonal``), so the adjoint of ``a`` lives there.
 ``cho_factor`` returns ``(c, lower)``: the factor in one triangle of ``c`` and the entries of
 ``a`` untouched in the other (LAPACK leaves them), so its rule passes the other triangle's
 adjoint straight through. It is registered as returning a tuple (no ``output=``), so both
-``c = cho_factor(a)`` and ``c, lower = cho_factor(a)`` work; ``lower`` has no derivative. ``cho_solve((c, lower), b)`` reads only the factor's
+``c = cho_factor(a)`` and ``c, lower = cho_factor(a)`` work; ``lower`` has no derivative.
+``cho_solve((c, lower), b)`` reads only the factor's
 triangle; its rules are the two triangular solves ``x = L^-T (L^-1 b)`` it performs,
 differentiated one after the other.
 """
