@@ -208,7 +208,8 @@ def _helper_rows(Row):
             domain=(triangular, (-2.0, 2.0)),
             tol=1e-5,
         ),
-        Row(runtime.resize_like, (((5,),), ((3, 4),)), args=lambda t: (t, zeros((4, 3)[: t.ndim]))),
+        Row(runtime.resize_like, (((5,),),), args=lambda t: (t, zeros(3))),
+        Row(runtime.resize_like, (((3, 4),),), args=lambda t: (t, zeros((4, 3)))),
         Row(runtime.real_like, (((5,),),), args=lambda t: (t, zeros(5))),
         Row(runtime.real_inputs, (((5,),),)),
         *[
