@@ -56,13 +56,13 @@ def uses_walrus(x):
     return (y := x) + y  # REJECT assignment expression
 
 
-def uses_fft(x):
-    return np.sum(np.abs(np.fft.fft(x)))
+def uses_vander(x):
+    return np.sum(np.vander(x))
 
 
-def fft_of_constant(x):
-    spectrum = np.fft.fft(np.ones(4))
-    return np.sum(x * spectrum.real)
+def vander_of_constant(x):
+    powers = np.vander(np.ones(4) * 2.0)
+    return np.sum(x * powers[0])
 
 
 def undefined_name(x):

@@ -75,13 +75,15 @@ def test_walrus_and_name_errors_point_at_the_expression():
 
 
 def test_function_without_rule_raises_lookup_error_naming_it():
-    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.fft\.fft"):
-        sg.grad(rejected.uses_fft)
+    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.vander"):
+        sg.grad(rejected.uses_vander)
 
 
 def test_function_without_rule_on_constants_is_fine():
     x = np.arange(4.0)
-    np.testing.assert_allclose(sg.grad(rejected.fft_of_constant)(x), np.fft.fft(np.ones(4)).real)
+    np.testing.assert_allclose(
+        sg.grad(rejected.vander_of_constant)(x), np.vander(2 * np.ones(4))[0]
+    )
 
 
 def test_exec_made_function_is_a_type_error():
@@ -93,8 +95,8 @@ def test_exec_made_function_is_a_type_error():
 
 def test_builtins_without_rules_are_lookup_errors():
     # builtins with rules (np.sin, len) are differentiated by them: test_primitives_as_functions
-    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.fft\.ifft"):
-        sg.grad(np.fft.ifft)
+    with pytest.raises(LookupError, match=r"no gradient registered for numpy\.vander"):
+        sg.grad(np.vander)
     with pytest.raises(LookupError, match="no gradient registered for hash"):
         sg.grad(hash)
 

@@ -55,10 +55,10 @@ def test_reductions_binary_ufuncs_and_math_functions():
 
 
 def test_a_primitive_without_a_rule_is_a_lookup_error_naming_it():
-    with pytest.raises(LookupError, match=r"numpy\.fft\.fft"):
-        sg.grad(np.fft.fft)
-    with pytest.raises(LookupError, match=r"numpy\.fft\.fft"):
-        sg.jvp(np.fft.fft, (X,), (V,))
+    with pytest.raises(LookupError, match=r"numpy\.vander"):
+        sg.grad(np.vander)
+    with pytest.raises(LookupError, match=r"numpy\.vander"):
+        sg.jvp(np.vander, (X,), (V,))
 
 
 def test_something_not_a_function_is_a_type_error():

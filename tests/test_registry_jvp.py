@@ -42,8 +42,8 @@ def _directional_difference(f, inputs, directions, eps=1e-6):
             for x, v in zip(inputs, directions, strict=True)
         ]
 
-    hi = np.asarray(f(*moved(1)), dtype=np.float64)
-    lo = np.asarray(f(*moved(-1)), dtype=np.float64)
+    hi = np.asarray(f(*moved(1)))  # complex results (np.fft) keep their imaginary part
+    lo = np.asarray(f(*moved(-1)))
     return (hi - lo) / (2 * eps)
 
 

@@ -360,8 +360,8 @@ def test_second_derivative_with_nested_tapes():
 def test_no_rule_raises_lookup_error_naming_it():
     image = sg.Variable([[[0.5, 0.0, 0.0]]])
     with sg.GradientTape() as tape:
-        new_image = np.real(np.fft.fft(image))
-    with pytest.raises(LookupError, match=r"numpy\.fft\.fft"):
+        new_image = np.unwrap(image)
+    with pytest.raises(LookupError, match=r"numpy\.unwrap"):
         tape.gradient(new_image, image)
 
 
