@@ -149,6 +149,62 @@ def corrcoef(x, y=None, rowvar=True):
     return np.clip(c / deviation[:, None] / deviation[None, :], -1.0, 1.0)
 
 
+# -- linear algebra built from factorizations and products ----------------------------------------
+
+
+def pinv(a, rcond=None, hermitian=False):
+    """``np.linalg.pinv`` through the thin SVD (singular values below the cutoff dropped;
+    ``hermitian`` only selects NumPy's faster method, the result is the same)."""
+    u, s, vt = np.linalg.svd(a, full_matrices=False)
+    if rcond is None:
+        rcond = max(np.shape(a)[-2:]) * np.finfo(np.result_type(a, 1.0)).eps
+    kept = s > rcond * np.max(s, axis=-1, keepdims=True)
+    inverse = np.where(kept, 1.0 / np.where(kept, s, 1.0), 0.0)
+    return np.swapaxes(vt, -1, -2) @ (inverse[..., :, None] * np.swapaxes(u, -1, -2))
+
+
+def lstsq(a, b, rcond=None):
+    """``np.linalg.lstsq``: (solution, residual sums of squares, rank, singular values), the
+    solution through `pinv` (in `a` and `b`; the rank, an integer, has no derivative)."""
+    if rcond is None:
+        rcond = max(np.shape(a)) * np.finfo(np.result_type(a, 1.0)).eps
+    x = pinv(a, rcond) @ b
+    singular = np.linalg.svd(a, compute_uv=False)
+    rank = np.sum(singular > rcond * np.max(singular))
+    m, n = np.shape(a)
+    if rank == n and m > n:
+        residual = np.sum((a @ x - b) ** 2, axis=0)
+        residuals = np.reshape(residual, (-1,)) if np.ndim(b) == 1 else residual
+    else:
+        residuals = np.zeros(0)
+    return x, residuals, rank, singular
+
+
+def matrix_power(a, n):
+    """``np.linalg.matrix_power`` by repeated squaring (a negative power of the inverse)."""
+    if n < 0:
+        a = np.linalg.inv(a)
+        n = -n
+    result = np.broadcast_to(np.eye(np.shape(a)[-1]), np.shape(a)) * 1.0
+    square = a
+    while n > 0:
+        if n % 2 == 1:
+            result = result @ square
+        n = n // 2
+        if n > 0:
+            square = square @ square
+    return result
+
+
+def multi_dot(arrays):
+    """``np.linalg.multi_dot``: the product of the arrays, left to right (NumPy only reorders
+    the parentheses for speed; the value is the same)."""
+    result = arrays[0]
+    for factor in arrays[1:]:
+        result = np.dot(result, factor)
+    return result
+
+
 DEFINITIONS = {
     np.trapezoid: trapezoid,
     np.average: average,
@@ -162,4 +218,8 @@ DEFINITIONS = {
     np.nanmin: nanmin,
     np.cov: cov,
     np.corrcoef: corrcoef,
+    np.linalg.pinv: pinv,
+    np.linalg.lstsq: lstsq,
+    np.linalg.matrix_power: matrix_power,
+    np.linalg.multi_dot: multi_dot,
 }

@@ -60,7 +60,28 @@ def correlation(a):
     return np.sum(np.corrcoef(a) ** 3)
 
 
+TALL = RNG.normal(size=(5, 3)) + 2.0 * np.eye(5, 3)
+SQUARE3 = RNG.normal(size=(3, 3)) * 0.4 + np.eye(3)
+B = RNG.normal(size=5)
+
+
+def pseudo_inverse_and_least_squares(a, b):
+    x, residuals, rank, singular = np.linalg.lstsq(a, b, rcond=None)
+    return np.sum(np.linalg.pinv(a) ** 2) + np.sum(x**3) + np.sum(residuals) + rank * singular[0]
+
+
+def matrix_powers(a):
+    return np.sum(np.linalg.matrix_power(a, 3)) + np.sum(np.linalg.matrix_power(a, -2))
+
+
+def chained_product(a, b):
+    return np.sum(np.linalg.multi_dot([a, b, a]) ** 2)
+
+
 CASES = [
+    (pseudo_inverse_and_least_squares, (TALL, B)),
+    (matrix_powers, (SQUARE3,)),
+    (chained_product, (TALL, TALL.T.copy())),
     (quantile_of_vector, (V, 0.35)),
     (quantiles_along_an_axis, (A,)),
     (median_and_percentile, (A,)),
@@ -94,6 +115,12 @@ def test_forward_mode_and_second_order(f, args):
 
 
 VALUE_CASES = [
+    (np.linalg.pinv, (TALL,), {}),
+    (np.linalg.pinv, (np.outer(B, B),), {"rcond": 1e-10}),
+    (np.linalg.matrix_power, (SQUARE3, 5), {}),
+    (np.linalg.matrix_power, (SQUARE3, -3), {}),
+    (np.linalg.matrix_power, (SQUARE3, 0), {}),
+    (np.linalg.multi_dot, ([TALL, TALL.T, TALL],), {}),
     (np.quantile, (A, 0.3), {}),
     (np.quantile, (A, [0.1, 0.9]), {"axis": 0, "keepdims": True}),
     (np.quantile, (A, np.array([[0.2], [0.5]])), {"axis": -1}),
@@ -117,7 +144,16 @@ VALUE_CASES = [
 @pytest.mark.parametrize(("function", "args", "kwargs"), VALUE_CASES)
 def test_definitions_compute_what_numpy_computes(function, args, kwargs):
     definition = DEFINITIONS[function]
-    np.testing.assert_allclose(definition(*args, **kwargs), function(*args, **kwargs), rtol=1e-12)
+    np.testing.assert_allclose(
+        definition(*args, **kwargs), function(*args, **kwargs), rtol=1e-10, atol=1e-12
+    )
+
+
+def test_lstsq_returns_what_numpy_returns():
+    for a, b in [(TALL, B), (TALL, np.stack([B, B**2], axis=1)), (TALL[:2], B[:2])]:
+        mine, theirs = DEFINITIONS[np.linalg.lstsq](a, b), np.linalg.lstsq(a, b)
+        for got, want in zip(mine, theirs, strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
 
 
 def quantile_nearest(v):

@@ -76,6 +76,9 @@ registry.register_nondiff(
         np.array_equal,
         # shapes, sizes and constructors (their arguments are shapes, not values)
         np.shape,
+        np.result_type,
+        np.finfo,
+        np.iinfo,
         np.ndim,
         np.size,
         builtins.len,
