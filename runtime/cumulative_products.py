@@ -10,6 +10,8 @@ axes): with ``E[j]`` the product of the elements before ``j``,
 
 and, for second order, the derivatives of those two in a direction ``s`` of ``a``
 (`cumprod_tangent_slope`, `cumprod_adjoint_slope`). Third order has no rule (LookupError).
+First order, the hot path, is vectorized instead: divisions by elements before a slice's first
+zero (where they are exact), and the zero's own term after it (`_split_at_first_zero`).
 """
 
 from __future__ import annotations
@@ -67,18 +69,39 @@ def _floating(x, *others):
     return np.asarray(x, dtype=np.result_type(x, *others, 1.0))
 
 
+def _split_at_first_zero(a0):
+    """Along axis 0 of `a0`: positions before each slice's first zero (all of a slice with
+    none), the products before each position, and ``P[i]``, the product of the elements
+    after the first zero up to ``i`` (1 up to the zero itself)."""
+    n = len(a0)
+    zero = a0 == 0
+    first = np.where(zero.any(axis=0), zero.argmax(axis=0), n)
+    position = np.arange(n).reshape((n,) + (1,) * (np.ndim(a0) - 1))
+    before = position < first
+    exclusive = np.cumprod(np.concatenate([np.ones_like(a0[:1]), a0[:-1]]), axis=0)
+    after = np.cumprod(np.where(position > first, a0, 1.0), axis=0)
+    at = np.minimum(first, n - 1)[None]
+    return before, position >= first, exclusive, after, at
+
+
 def cumprod_tangent(t, a, axis=None):
-    """The tangent of ``np.cumprod(a, axis)`` for the tangent `t` of `a` (linear in `t`)."""
+    """The tangent of ``np.cumprod(a, axis)`` for the tangent `t` of `a` (linear in `t`).
+
+    Before a slice's first zero it is ``ans * cumsum(t / a)``; from the zero on only the
+    zero's own tangent survives (every other term holds the zero): ``t[z] * E[z] * P[i]``."""
     if axis is None:
         a, t = _flat(a, t)
     rank = max(np.ndim(a), np.ndim(t))
     a0, _ = _along(_floating(a, t), a, axis, rank)
     t0, back = _along(_floating(t, a), a, axis, rank)
-    e = _exclusive(a0)
-    out = np.zeros(np.broadcast_shapes(np.shape(t0), np.shape(a0)), t0.dtype)
-    for i in range(len(a0)):
-        out[i] = (out[i - 1] * a0[i] if i else 0.0) + e[i] * t0[i]
-    return back(out)
+    before, from_zero, exclusive, after, at = _split_at_first_zero(a0)
+    ratio = np.where(before, t0 / np.where(before, a0, 1.0), 0.0)
+    head = np.cumprod(a0, axis=0) * np.cumsum(ratio, axis=0)
+    shape = np.broadcast_shapes(np.shape(t0), np.shape(a0))
+    at = np.broadcast_to(at, (1, *shape[1:]))
+    zero_tangent = np.take_along_axis(np.broadcast_to(t0, shape), at, axis=0)
+    zero_before = np.take_along_axis(np.broadcast_to(exclusive, shape), at, axis=0)
+    return back(np.where(from_zero, zero_tangent * zero_before * after, head))
 
 
 def cumprod_tangent_slope(t, s, a, axis=None):
@@ -109,7 +132,10 @@ def _suffix(g0, a0):
 
 
 def cumprod_adjoint(g, a, axis=None):
-    """The adjoint of ``np.cumprod(a, axis)`` for `a` (linear in `g`)."""
+    """The adjoint of ``np.cumprod(a, axis)`` for `a` (linear in `g`).
+
+    Before a slice's first zero ``z`` it is ``reverse_cumsum(g * ans) / a``; at ``z`` it is
+    ``E[z] * sum(g[i] * P[i] for i >= z)``; after it, 0 (every product holds the zero)."""
     if axis is None:
         shape = np.shape(a)
         out = cumprod_adjoint(g, np.ravel(a), 0)  # g is shaped like the flat result
@@ -117,7 +143,20 @@ def cumprod_adjoint(g, a, axis=None):
     rank = max(np.ndim(a), np.ndim(g))
     a0, _ = _along(_floating(a, g), a, axis, rank)
     g0, back = _along(_floating(g, a), a, axis, rank)
-    return back(_exclusive(a0) * _suffix(g0, a0))
+    before, from_zero, exclusive, after, at = _split_at_first_zero(a0)
+    weighted = g0 * np.cumprod(a0, axis=0)
+    head = np.flip(np.cumsum(np.flip(weighted, 0), axis=0), 0) / np.where(before, a0, 1.0)
+    shape = np.broadcast_shapes(np.shape(g0), np.shape(a0))
+    tail = np.sum(np.where(from_zero, g0 * after, 0.0), axis=0, keepdims=True)
+    at_zero = (
+        np.take_along_axis(
+            np.broadcast_to(exclusive, shape), np.broadcast_to(at, (1, *shape[1:])), axis=0
+        )
+        * tail
+    )
+    position = np.arange(len(a0)).reshape((len(a0),) + (1,) * (np.ndim(a0) - 1))
+    is_zero = position == at
+    return back(np.where(before, head, np.where(is_zero & from_zero, at_zero, 0.0)))
 
 
 def cumprod_adjoint_slope(g, s, a, axis=None):
