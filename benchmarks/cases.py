@@ -240,3 +240,7 @@ CASES = {
         ),
     )
 }
+
+from .cases_rules import RULE_CASES  # noqa: E402  (they build on Case, defined above)
+
+CASES.update({case.name: case for case in RULE_CASES})

@@ -94,6 +94,8 @@ def cumprod_tangent(t, a, axis=None):
     rank = max(np.ndim(a), np.ndim(t))
     a0, _ = _along(_floating(a, t), a, axis, rank)
     t0, back = _along(_floating(t, a), a, axis, rank)
+    if a0.all():  # no zero: the textbook tangent is exact
+        return back(np.cumprod(a0, axis=0) * np.cumsum(t0 / a0, axis=0))
     before, from_zero, exclusive, after, at = _split_at_first_zero(a0)
     ratio = np.where(before, t0 / np.where(before, a0, 1.0), 0.0)
     head = np.cumprod(a0, axis=0) * np.cumsum(ratio, axis=0)
@@ -131,18 +133,26 @@ def _suffix(g0, a0):
     return out
 
 
-def cumprod_adjoint(g, a, axis=None):
-    """The adjoint of ``np.cumprod(a, axis)`` for `a` (linear in `g`).
+def cumprod_adjoint(g, a, axis=None, product=None):
+    """The adjoint of ``np.cumprod(a, axis)`` for `a` (linear in `g`); `product` is that
+    cumprod when the caller has it.
 
     Before a slice's first zero ``z`` it is ``reverse_cumsum(g * ans) / a``; at ``z`` it is
     ``E[z] * sum(g[i] * P[i] for i >= z)``; after it, 0 (every product holds the zero)."""
     if axis is None:
         shape = np.shape(a)
-        out = cumprod_adjoint(g, np.ravel(a), 0)  # g is shaped like the flat result
+        out = cumprod_adjoint(g, np.ravel(a), 0, product)  # g is shaped like the flat result
         return np.reshape(out, (*np.shape(out)[:-1], *shape))
     rank = max(np.ndim(a), np.ndim(g))
     a0, _ = _along(_floating(a, g), a, axis, rank)
     g0, back = _along(_floating(g, a), a, axis, rank)
+    if a0.all():  # no zero: the textbook adjoint is exact
+        if product is None or np.ndim(product) != np.ndim(a):
+            product = np.cumprod(a0, axis=0)
+        else:
+            product, _ = _along(product, a, axis, rank)
+        weighted = g0 * product
+        return back(np.flip(np.cumsum(np.flip(weighted, 0), axis=0), 0) / a0)
     before, from_zero, exclusive, after, at = _split_at_first_zero(a0)
     weighted = g0 * np.cumprod(a0, axis=0)
     head = np.flip(np.cumsum(np.flip(weighted, 0), axis=0), 0) / np.where(before, a0, 1.0)

@@ -27,6 +27,7 @@ __all__ = [
     "moved_tangent",
     "pad_fill_adjoint",
     "pad_fill_tangent",
+    "picked_adjoint",
     "sort_order",
 ]
 
@@ -105,7 +106,8 @@ def moved_adjoint(g, x, moved):
         total = total + 1j * np.bincount(
             where, weights=np.imag(weights).ravel(), minlength=rows * count
         )
-    total = np.reshape(total, (*lead, count))[..., 1:].astype(np.result_type(flat_g, 1.0))
+    dtype = np.result_type(flat_g, 1.0)
+    total = np.reshape(total, (*lead, count))[..., 1:].astype(dtype, copy=False)
     out = []
     start = 0
     for piece, size in zip(pieces, sizes, strict=True):
@@ -149,6 +151,27 @@ def _unflatten(picked, moved, lead):
         out.append(np.reshape(picked[..., start : start + size], (*lead, *np.shape(m))))
         start += size
     return out
+
+
+def picked_adjoint(g, arr, indices, axis=-1):
+    """The adjoint of ``np.take_along_axis(arr, indices, axis)`` (a classifier's pick of the
+    true labels' scores): `g` added where it was picked from, with leading batch axes.
+    Cheaper than `moved_adjoint` when few elements are picked: no map of every element."""
+    lead = np.shape(g)[: np.ndim(g) - np.ndim(arr)]
+    out = np.zeros((*lead, *np.shape(arr)), dtype=np.result_type(g, arr, 1.0))
+    if axis is None:  # on `arr` flattened
+        _add_along(np.reshape(out, (*lead, -1)), np.ravel(indices), g, len(lead), len(lead))
+        return out
+    _add_along(out, indices, g, int(axis) % np.ndim(arr) + len(lead), len(lead))
+    return out
+
+
+def _add_along(out, indices, g, axis: int, batch: int) -> None:
+    """``out[..., indices, ...] += g`` along `axis`, repeated indices adding up."""
+    shape = np.broadcast_shapes(np.shape(g), (1,) * batch + np.shape(indices))
+    grids = list(np.ogrid[tuple(slice(n) for n in shape)])
+    grids[axis] = np.broadcast_to(np.reshape(indices, (1,) * batch + np.shape(indices)), shape)
+    np.add.at(out, tuple(grids), np.broadcast_to(g, shape))
 
 
 def copying_pad_mode(mode):

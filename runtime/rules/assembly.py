@@ -31,6 +31,7 @@ from ..moved_elements import (
     moved_tangent,
     pad_fill_adjoint,
     pad_fill_tangent,
+    picked_adjoint,
     sort_order,
 )
 from ..registry import registry
@@ -103,7 +104,7 @@ def take(g, ans, a, indices, axis=None, mode="raise"):
 
 @vjp(np.take_along_axis)
 def take_along_axis(g, ans, arr, indices, axis=-1):
-    return moved_adjoint(g, arr, np.take_along_axis(element_numbers(arr), indices, axis)), None
+    return picked_adjoint(g, arr, indices, axis), None
 
 
 @vjp(np.pad)
@@ -319,5 +320,10 @@ def moved_tangent_batched(tangents, ans, t, x, moved):
 
 registry.linear(tensordot_adjoint_a, kron_adjoint_a, cross_adjoint_a, positions=(0, 2))
 registry.linear(tensordot_adjoint_b, kron_adjoint_b, cross_adjoint_b, positions=(0, 1))
-registry.linear(pad_fill_adjoint, pad_fill_tangent)
+registry.linear(pad_fill_adjoint, pad_fill_tangent, picked_adjoint)
+
+
+@registry.batched(picked_adjoint)
+def picked_adjoint_batched(tangents, ans, g, arr, indices, axis=-1):
+    return picked_adjoint(tangents[0], arr, indices, axis)  # batch axes lead
 registry.register_nondiff([element_numbers, sort_order, copying_pad_mode])

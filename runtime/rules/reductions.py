@@ -81,7 +81,7 @@ def cumsum(g, ans, a, axis=None, dtype=None):
 @vjp(np.cumprod)
 def cumprod(g, ans, a, axis=None, dtype=None):
     # exact where elements are 0 (runtime/cumulative_products.py), unlike reverse_cumsum / a
-    return cumprod_adjoint(g, a, axis)
+    return cumprod_adjoint(g, a, axis, ans)
 
 
 @jvp(np.cumprod)
@@ -90,7 +90,7 @@ def cumprod_jvp(tangents, ans, a, axis=None, dtype=None):
 
 
 @jvp(cumprod_adjoint)
-def cumprod_adjoint_(tangents, ans, g, a, axis=None):
+def cumprod_adjoint_(tangents, ans, g, a, axis=None, product=None):
     return cumprod_adjoint_jvp(tangents[0], tangents[1], g, a, axis)
 
 
