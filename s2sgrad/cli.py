@@ -542,7 +542,24 @@ def build_parser() -> argparse.ArgumentParser:
         "the cache off), S2SGRAD_CACHE_MAX_SIZE its bound (such as 500M; default 100M).",
     )
     cache_parser.add_argument("action", choices=("info", "clear"))
+    rules_parser = commands.add_parser(
+        "rules",
+        help="list the functions s2sgrad differentiates, with their modes",
+        description="List every function with a derivative rule (or a definition s2sgrad "
+        "differentiates), and whether reverse and forward mode support it.",
+    )
+    rules_parser.add_argument("pattern", nargs="?", help="only names containing PATTERN")
+    rules_parser.add_argument(
+        "--markdown", action="store_true", help="print docs/rules.md (the full list, Markdown)"
+    )
     return parser
+
+
+def rules(args) -> int:
+    from s2sgrad import rule_listing
+
+    print(rule_listing.markdown() if args.markdown else rule_listing.text(args.pattern), end="")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -554,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
     from s2sgrad.transforms.errors import TransformError
 
     try:
-        return {"dump": dump, "check": check, "cache": cache}[args.command](args)
+        return {"dump": dump, "check": check, "cache": cache, "rules": rules}[args.command](args)
     except UsageError as exc:
         message = str(exc)
     except TransformError as exc:
