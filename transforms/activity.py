@@ -16,6 +16,7 @@ import libcst as cst
 
 from .anf import NormalForm
 from .errors import TransformError
+from .library import missing_rule_hint
 from .operations import (
     APPEND,
     COPY,
@@ -214,7 +215,8 @@ def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:
     origin = nf.origins.get(op.targets[0])
     where = f" (used at {origin})" if origin is not None else ""
     kind = "gradient" if mode == "reverse" else "forward-mode (JVP) rule"
-    raise LookupError(f"no {kind} registered for {op.name}{where}")
+    hint = missing_rule_hint(op.primitive, op.name, mode)
+    raise LookupError(f"no {kind} registered for {op.name}{where}{hint}")
 
 
 def _check_results(op: Operation, nf: NormalForm) -> None:
