@@ -28,6 +28,7 @@ from ..adjoint_helpers import unreduce
 from ..array_helpers import safe_divide
 from ..registry import registry
 from ..special_helpers import (
+    ones_if_none,
     special_betaln,
     special_digamma,
     special_expit,
@@ -39,7 +40,6 @@ from ..special_helpers import (
     special_xlog1py,
     special_xlogy,
     special_yv,
-    ones_if_none,
     undefined_gradient,
 )
 from ..tangent_helpers import tangent_sum
