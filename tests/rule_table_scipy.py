@@ -217,12 +217,224 @@ def _special_formulas() -> list:
     return [Symbolic(p, f, d) for p, f, d in entries]
 
 
+# -- scipy.stats ---------------------------------------------------------------------------------
+
+LOC_SCALE = (((3,), (), ()), ((), (), ()))
+WITH_SHAPE = (((3,), (), (), ()), ((), (), (), ()))
+COUNTS = np.array([0.0, 1.0, 3.0])
+SHAPE_CONSTANTS = {4: (2.5,), 5: (2.5, 1.7)}  # by arity: t's df, gamma's a; beta's a, b
+
+
+def _nan_tagged(*values):
+    """0 with a NaN derivative in each of `values` (integer arguments of discrete laws)."""
+    return sum(NoDerivative(v) - v for v in values)
+
+
+def _z(x, loc, scale):
+    return (x - loc) / scale
+
+
+def _registered(method):
+    """The bound method the registry holds for `method`: each access to ``st.norm.logpdf``
+    makes a new (equal) object, and the meta-tests match rows to rules by identity."""
+    from s2sgrad.runtime import registry
+
+    return registry.lookup(method).primitive
+
+
+def _stats_entries() -> list:
+    """(method, formula, domain per argument): the elementwise rules, with sympy formulas."""
+    return [(_registered(m), f, d) for m, f, d in _stats_table()]
+
+
+def _stats_table() -> list:
+    real, loc, scale = (-2.0, 2.0), (-1.0, 1.0), POSITIVE
+    right = ((0.8, 3.0), (-0.7, 0.7), scale)  # x - loc > 0: expon, and laplace off its kink
+    pi = sp.pi
+
+    def norm_log(x, m, s):
+        return -(_z(x, m, s) ** 2) / 2 - sp.log(s) - sp.log(2 * pi) / 2
+
+    def norm_cdf(x, m, s):
+        return (1 + sp.erf(_z(x, m, s) / sp.sqrt(2))) / 2
+
+    def logistic_log(x, m, s):
+        z = _z(x, m, s)
+        return -z - 2 * sp.log(1 + sp.exp(-z)) - sp.log(s)
+
+    def t_log(x, v, m, s):
+        z = _z(x, m, s)
+        head = sp.loggamma((v + 1) / 2) - sp.loggamma(v / 2) - sp.log(v * pi) / 2
+        return head - sp.log(s) - (v + 1) / 2 * sp.log(1 + z**2 / v)
+
+    def t_sf(x, v, m, s):  # for z > 0
+        z, v_ = _z(x, m, s), NoDerivative(v)
+        return sp.betainc_regularized(v_ / 2, sp.Rational(1, 2), 0, v_ / (v_ + z**2)) / 2
+
+    def gamma_log(x, a, m, s):
+        z = _z(x, m, s)
+        return (a - 1) * sp.log(z) - z - sp.loggamma(a) - sp.log(s)
+
+    def gamma_cdf(x, a, m, s):
+        return sp.lowergamma(NoDerivative(a), _z(x, m, s)) / sp.gamma(NoDerivative(a))
+
+    def chi2_log(x, k, m, s):
+        z = _z(x, m, s)
+        return (k / 2 - 1) * sp.log(z) - z / 2 - k / 2 * sp.log(2) - sp.loggamma(k / 2) - sp.log(s)
+
+    def chi2_cdf(x, k, m, s):
+        half = NoDerivative(k) / 2
+        return sp.lowergamma(half, _z(x, m, s) / 2) / sp.gamma(half)
+
+    def beta_log(x, a, b, m, s):
+        z = _z(x, m, s)
+        return (a - 1) * sp.log(z) + (b - 1) * sp.log(1 - z) - sp.log(sp.beta(a, b)) - sp.log(s)
+
+    def beta_cdf(x, a, b, m, s):
+        return sp.betainc_regularized(NoDerivative(a), NoDerivative(b), 0, _z(x, m, s))
+
+    def poisson_log(k, mu, m):
+        j = NoDerivative(k) - NoDerivative(m)
+        return j * sp.log(mu) - mu - sp.loggamma(j + 1)
+
+    def poisson_cdf(k, mu, m):
+        j = sp.floor(NoDerivative(k) - NoDerivative(m))
+        return sp.uppergamma(j + 1, mu) / sp.gamma(j + 1) + _nan_tagged(k, m)
+
+    def binom_log(k, n, p, m):
+        j, n_ = NoDerivative(k) - NoDerivative(m), NoDerivative(n)
+        choose = sp.loggamma(n_ + 1) - sp.loggamma(j + 1) - sp.loggamma(n_ - j + 1)
+        return choose + j * sp.log(p) + (n_ - j) * sp.log(1 - p)
+
+    def binom_cdf(k, n, p, m):
+        j, n_ = sp.floor(NoDerivative(k) - NoDerivative(m)), NoDerivative(n)
+        return sp.betainc_regularized(n_ - j, j + 1, 0, 1 - p) + _nan_tagged(k, m)
+
+    def bernoulli_log(k, p, m):
+        j = NoDerivative(k) - NoDerivative(m)
+        return j * sp.log(p) + (1 - j) * sp.log(1 - p)
+
+    shape_t = (real, (1.5, 5.0), loc, scale)
+    shape_gamma = ((2.0, 4.0), (1.5, 3.0), (-0.5, 0.5), scale)
+    shape_beta = ((0.3, 0.6), (1.5, 3.0), (1.5, 3.0), (-0.1, 0.1), (0.9, 1.1))
+    count, zero = (3.0, 3.0), (0.0, 0.0)
+    return [
+        (st.norm.logpdf, norm_log, (real, loc, scale)),
+        (st.norm.pdf, lambda *a: sp.exp(norm_log(*a)), (real, loc, scale)),
+        (st.norm.cdf, norm_cdf, (real, loc, scale)),
+        (st.norm.sf, lambda *a: 1 - norm_cdf(*a), (real, loc, scale)),
+        (st.norm.logcdf, lambda *a: sp.log(norm_cdf(*a)), (real, loc, scale)),
+        (st.norm.logsf, lambda *a: sp.log(1 - norm_cdf(*a)), (real, loc, scale)),
+        (st.expon.logpdf, lambda x, m, s: -_z(x, m, s) - sp.log(s), right),
+        (st.expon.pdf, lambda x, m, s: sp.exp(-_z(x, m, s)) / s, right),
+        (st.expon.cdf, lambda x, m, s: 1 - sp.exp(-_z(x, m, s)), right),
+        (st.expon.sf, lambda x, m, s: sp.exp(-_z(x, m, s)), right),
+        (st.laplace.logpdf, lambda x, m, s: -sp.Abs(_z(x, m, s)) - sp.log(2 * s), right),
+        (st.laplace.pdf, lambda x, m, s: sp.exp(-sp.Abs(_z(x, m, s))) / (2 * s), right),
+        (st.laplace.cdf, lambda x, m, s: 1 - sp.exp(-_z(x, m, s)) / 2, right),
+        (st.laplace.sf, lambda x, m, s: sp.exp(-_z(x, m, s)) / 2, right),
+        (st.cauchy.logpdf, lambda x, m, s: -sp.log(pi * s * (1 + _z(x, m, s) ** 2)), right),
+        (st.cauchy.pdf, lambda x, m, s: 1 / (pi * s * (1 + _z(x, m, s) ** 2)), right),
+        (st.cauchy.cdf, lambda x, m, s: sp.Rational(1, 2) + sp.atan(_z(x, m, s)) / pi, right),
+        (st.cauchy.sf, lambda x, m, s: sp.Rational(1, 2) - sp.atan(_z(x, m, s)) / pi, right),
+        (st.logistic.logpdf, logistic_log, (real, loc, scale)),
+        (st.logistic.pdf, lambda *a: sp.exp(logistic_log(*a)), (real, loc, scale)),
+        (st.logistic.cdf, lambda x, m, s: 1 / (1 + sp.exp(-_z(x, m, s))), (real, loc, scale)),
+        (st.logistic.sf, lambda x, m, s: 1 / (1 + sp.exp(_z(x, m, s))), (real, loc, scale)),
+        (st.t.logpdf, t_log, shape_t),
+        (st.t.pdf, lambda *a: sp.exp(t_log(*a)), shape_t),
+        (st.t.cdf, lambda *a: 1 - t_sf(*a), ((0.8, 3.0), *shape_t[1:3], scale)),
+        (st.t.sf, t_sf, ((0.8, 3.0), (1.5, 5.0), (-0.5, 0.5), scale)),
+        (st.gamma.logpdf, gamma_log, shape_gamma),
+        (st.gamma.pdf, lambda *a: sp.exp(gamma_log(*a)), shape_gamma),
+        (st.gamma.cdf, gamma_cdf, shape_gamma),
+        (st.gamma.sf, lambda *a: 1 - gamma_cdf(*a), shape_gamma),
+        (st.chi2.logpdf, chi2_log, shape_gamma),
+        (st.chi2.pdf, lambda *a: sp.exp(chi2_log(*a)), shape_gamma),
+        (st.chi2.cdf, chi2_cdf, shape_gamma),
+        (st.chi2.sf, lambda *a: 1 - chi2_cdf(*a), shape_gamma),
+        (st.beta.logpdf, beta_log, shape_beta),
+        (st.beta.pdf, lambda *a: sp.exp(beta_log(*a)), shape_beta),
+        (st.beta.cdf, beta_cdf, shape_beta),
+        (st.beta.sf, lambda *a: 1 - beta_cdf(*a), shape_beta),
+        (st.poisson.logpmf, poisson_log, (count, (0.5, 3.0), zero)),
+        (st.poisson.pmf, lambda *a: sp.exp(poisson_log(*a)), (count, (0.5, 3.0), zero)),
+        (st.poisson.cdf, poisson_cdf, (count, (0.5, 3.0), zero)),
+        (st.poisson.sf, lambda *a: 1 - poisson_cdf(*a), (count, (0.5, 3.0), zero)),
+        (st.binom.logpmf, binom_log, (count, (10.0, 10.0), (0.2, 0.8), zero)),
+        (st.binom.pmf, lambda *a: sp.exp(binom_log(*a)), (count, (10.0, 10.0), (0.2, 0.8), zero)),
+        (st.binom.cdf, binom_cdf, (count, (10.0, 10.0), (0.2, 0.8), zero)),
+        (st.binom.sf, lambda *a: 1 - binom_cdf(*a), (count, (10.0, 10.0), (0.2, 0.8), zero)),
+        (st.bernoulli.logpmf, bernoulli_log, ((1.0, 1.0), (0.2, 0.8), zero)),
+        (st.bernoulli.pmf, lambda *a: sp.exp(bernoulli_log(*a)), ((0.0, 0.0), (0.2, 0.8), zero)),
+        (
+            st.bernoulli.cdf,
+            lambda k, p, m: 1 - p + _nan_tagged(k, m),
+            ((0.5, 0.5), (0.2, 0.8), zero),
+        ),
+        (st.bernoulli.sf, lambda k, p, m: p + _nan_tagged(k, m), ((0.5, 0.5), (0.2, 0.8), zero)),
+    ]
+
+
+def _stats_rows() -> list:
+    from rule_table import Row
+
+    rows = []
+    for method, _, domain in _stats_entries():
+        if method.__self__ in (st.poisson, st.binom, st.bernoulli):
+            continue
+        shapes = {3: LOC_SCALE, 4: WITH_SHAPE, 5: (((3,), (), (), (), ()), ((),) * 5)}
+        if method.__name__ in ("cdf", "sf") and len(domain) > 3:
+            # (shape parameters as constants: differentiating with respect to one is refused)
+            shape_args = SHAPE_CONSTANTS[len(domain)]
+            rows.append(
+                Row(
+                    method,
+                    LOC_SCALE,
+                    args=lambda x, m, s, c=shape_args: (x, *c, m, s),
+                    domain=(domain[0], *domain[-2:]),
+                    tol=1e-5,
+                )
+            )
+            continue
+        rows.append(Row(method, shapes[len(domain)], domain=domain, tol=1e-5))
+    for name in ("logpmf", "pmf", "cdf", "sf"):
+        ones = np.array([-1.0, 0.5, 1.0] if name in ("cdf", "sf") else [0.0, 1.0, 1.0])
+        rows += [
+            Row(
+                _registered(getattr(st.poisson, name)),
+                UNARY,
+                args=lambda mu: (COUNTS, mu),
+                domain=(0.5, 3.0),
+            ),
+            Row(
+                _registered(getattr(st.binom, name)),
+                UNARY,
+                args=lambda p: (np.array([0.0, 3.0, 10.0]), 10, p),
+                domain=(0.2, 0.8),
+            ),
+            Row(
+                _registered(getattr(st.bernoulli, name)),
+                UNARY,
+                args=lambda p, k=ones: (k, p),
+                domain=(0.2, 0.8),
+            ),
+        ]
+    return rows
+
+
+def _stats_formulas() -> list:
+    from rule_table import Symbolic
+
+    return [Symbolic(p, f, d) for p, f, d in _stats_entries()]
+
+
 def _rows() -> list:
-    return _special_rows()
+    return _special_rows() + _stats_rows()
 
 
 def _formulas() -> list:
-    return _special_formulas()
+    return _special_formulas() + _stats_formulas()
 
 
 SCIPY = Deferred(_rows)
