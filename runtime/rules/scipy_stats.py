@@ -451,11 +451,11 @@ def bernoulli_pmf(g, ans, k, p, loc=0):
 @vjp(st.bernoulli.cdf, elementwise=True)
 def bernoulli_cdf(g, ans, k, p, loc=0):
     # 1 - p on [0, 1), constant elsewhere
-    inside = (k - loc >= 0) * (k - loc < 1)
+    inside = np.where((k - loc >= 0) * (k - loc < 1), 1.0, 0.0)
     return undefined_gradient(g), -g * inside, undefined_gradient(g)
 
 
 @vjp(st.bernoulli.sf, elementwise=True)
 def bernoulli_sf(g, ans, k, p, loc=0):
-    inside = (k - loc >= 0) * (k - loc < 1)
+    inside = np.where((k - loc >= 0) * (k - loc < 1), 1.0, 0.0)
     return undefined_gradient(g), g * inside, undefined_gradient(g)
