@@ -18,13 +18,12 @@ from numerical import numerical_gradient
 
 import s2sgrad as sg
 
-scipy = pytest.importorskip("scipy")
-import scipy.integrate  # noqa: E402  (after the skip: SciPy is optional)
+pytest.importorskip("scipy")  # SciPy is optional: these tests need it
+import scipy.integrate  # noqa: E402
 import scipy.special  # noqa: E402
 import scipy.stats  # noqa: E402
 from scipy.special import gammaln, log_ndtr, log_softmax, logsumexp  # noqa: E402
 from scipy.stats import norm  # noqa: E402
-
 
 # -- tails and NaN safety ------------------------------------------------------------------------
 
