@@ -19,11 +19,11 @@ from numerical import numerical_gradient
 import s2sgrad as sg
 
 pytest.importorskip("scipy")  # SciPy is optional: these tests need it
-import scipy.integrate  # noqa: E402
-import scipy.special  # noqa: E402
-import scipy.stats  # noqa: E402
-from scipy.special import gammaln, log_ndtr, log_softmax, logsumexp  # noqa: E402
-from scipy.stats import norm  # noqa: E402
+import scipy.integrate
+import scipy.special
+import scipy.stats
+from scipy.special import gammaln, log_ndtr, log_softmax, logsumexp
+from scipy.stats import norm
 
 # -- tails and NaN safety ------------------------------------------------------------------------
 
