@@ -36,7 +36,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib
 import inspect
+import os
+import sys
 import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -98,18 +101,55 @@ class Rule:
 
 
 def qualified_name(fn: object) -> str:
-    """The dotted name users know a callable by: ``numpy.sin``, ``numpy.linalg.inv``."""
+    """The dotted name users know a callable by: ``numpy.sin``, ``numpy.linalg.inv``,
+    ``scipy.special.gammaln`` (a ufunc, which does not say where it lives),
+    ``scipy.special.logsumexp`` (defined in the private ``scipy.special._logsumexp``),
+    ``scipy.stats.norm.logpdf`` (a method of the object ``scipy.stats.norm``)."""
     name = getattr(fn, "__name__", None) or type(fn).__name__
+    owner = getattr(fn, "__self__", None)
+    if isinstance(fn, types.MethodType) and not isinstance(owner, (type, types.ModuleType)):
+        where = _public_home(owner, type(owner).__module__)
+        if where is not None:
+            return f"{where}.{name}"
     module = getattr(fn, "__module__", None)
-    if module is None and type(fn).__name__ == "ufunc":
-        module = "numpy"
+    if module is None and isinstance(fn, _ufunc_type()):
+        module = _ufunc_home(fn, name)
     if module in (None, "builtins"):
         return name
     if module.startswith("numpy.") and module.count(".") >= 1:
         # numpy functions often live in private submodules: report the public path.
         public = module.split("._")[0]
         return f"{public}.{name}"
+    if "._" in module:  # scipy.special._logsumexp.logsumexp is scipy.special.logsumexp
+        public = module.split("._")[0]
+        if getattr(sys.modules.get(public), name, None) is fn:
+            return f"{public}.{name}"
     return f"{module}.{name}"
+
+
+def _ufunc_type() -> type:
+    import numpy as np
+
+    return np.ufunc
+
+
+def _ufunc_home(fn: object, name: str) -> str | None:
+    """The module a ufunc is published in: numpy's own, or SciPy's special functions (already
+    imported if `fn` is one of them; this never imports SciPy)."""
+    for module in ("numpy", "scipy.special"):
+        if getattr(sys.modules.get(module), name, None) is fn:
+            return module
+    return None
+
+
+def _public_home(obj: object, module: str) -> str | None:
+    """``scipy.stats.norm`` for the object published as ``norm`` in the public part of
+    `module` (``scipy.stats._continuous_distns``), or None."""
+    public = sys.modules.get(module.split("._")[0])
+    for key, value in vars(public).items() if public is not None else ():
+        if value is obj:
+            return f"{public.__name__}.{key}"
+    return None
 
 
 class Registry:
@@ -135,16 +175,44 @@ class Registry:
             wrapped = getattr(primitive, "__sg_primitive__", None)
             if wrapped is not None:
                 return self._rules.get(wrapped)
+            if "scipy" in sys.modules and self._add_optional(primitive):
+                return self._rules.get(primitive)
         return rule
 
     def __contains__(self, primitive: object) -> bool:
         return self.lookup(primitive) is not None
 
     def __iter__(self) -> Iterator[Rule]:
+        if "scipy" in sys.modules:
+            self._add_optional(None)
         return iter(list(self._rules.values()))
 
     def __len__(self) -> int:
         return len(self._rules)
+
+    # -- rules of optional libraries (SciPy) ------------------------------------------------------
+    def _add_optional(self, primitive: object) -> bool:
+        """Add the rules of the optional SciPy rule modules whose SciPy subpackage the program
+        has imported, when `primitive` is one of theirs (None: in any case); whether it is.
+        Rules already present are kept: a rule the user registered wins."""
+        found = _optional_rules()
+        if primitive is not None and primitive not in found:
+            return False
+        missing = {key: rule for key, rule in found.items() if key not in self._rules}
+        if missing:
+            self._rules.update(missing)
+            self.version += 1
+        return True
+
+    def load_scipy_rules(self) -> None:
+        """Import SciPy (if installed) and add every SciPy rule: for listings of all rules.
+        Transforms need not call this: a SciPy function's rules are added when it is first
+        looked up."""
+        for name in _optional_modules():
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"scipy.{name}")
+        if "scipy" in sys.modules:
+            self._add_optional(None)
 
     # -- writing -------------------------------------------------------------------------------
     def _store(self, rule: Rule, *, warn: bool = True) -> None:
@@ -301,3 +369,60 @@ def check_template(template: object, kind: str) -> None:
 
 
 registry = Registry()
+
+# -- optional rule modules ------------------------------------------------------------------------
+#
+# SciPy stays optional: ``import s2sgrad`` never imports it. The rules of ``scipy.<name>`` live
+# in ``runtime/rules/scipy_<name>.py`` (which imports SciPy at its top) and are imported the
+# first time the registry misses a callable after the program itself imported ``scipy.<name>``
+# (a SciPy function can only reach the compiler once its subpackage is imported). The rules a
+# module registered are remembered, so a registry copied, or scoped with `Registry.scratch`,
+# before they were loaded gets them too when it first misses one.
+
+_optional_loaded: dict[str, dict[object, Rule]] = {}  # module name -> the rules it registered
+
+
+def _optional_modules() -> tuple[str, ...]:
+    """The ``<name>`` of every ``runtime/rules/scipy_<name>.py``, found by listing the folder
+    (so a new family of SciPy rules needs no edit here)."""
+    global _optional_names
+    if _optional_names is None:
+        folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
+        _optional_names = tuple(
+            sorted(
+                entry[len("scipy_") : -len(".py")]
+                for entry in os.listdir(folder)
+                if entry.startswith("scipy_") and entry.endswith(".py")
+            )
+        )
+    return _optional_names
+
+
+_optional_names: tuple[str, ...] | None = None
+
+
+def _optional_rules() -> dict[object, Rule]:
+    """The rules of every optional module loaded so far, importing those whose SciPy
+    subpackage the program has imported since."""
+    for name in _optional_modules():
+        if name not in _optional_loaded and f"scipy.{name}" in sys.modules:
+            _load_optional(name)
+    found: dict[object, Rule] = {}
+    for rules in _optional_loaded.values():
+        found.update(rules)
+    return found
+
+
+def _load_optional(name: str) -> None:
+    _optional_loaded[name] = {}  # (registering looks rules up: no second import meanwhile)
+    before = dict(registry._rules)
+    try:
+        importlib.import_module(f"{__package__}.rules.scipy_{name}")
+    except ImportError as error:  # an older SciPy without a function a rule names
+        warnings.warn(
+            f"s2sgrad: no SciPy rules for scipy.{name} ({error})", RuntimeWarning, stacklevel=4
+        )
+    added = {key: rule for key, rule in registry._rules.items() if before.get(key) is not rule}
+    for key in added.keys() & before.keys():  # a rule the user registered first is kept
+        registry._rules[key] = before[key]
+    _optional_loaded[name] = added

@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from s2sgrad.runtime import qualified_name, registry
+from s2sgrad.transforms.library import is_library_function, missing_rule_hint
 from s2sgrad.transforms.spelling import canonical_spelling
 
 # (primitive, arity) -> its calling function: the same function every time, so that the
@@ -35,9 +36,14 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
         TypeError: `f` is neither (a class, an object with no rule, ...).
     """
     if isinstance(f, types.FunctionType) and registry.lookup(f) is None:
+        own = (getattr(f, "__module__", "") or "").startswith("s2sgrad")  # generated code
+        if is_library_function(f) and not own:  # scipy.special.logsumexp, the stdlib: never read
+            name = qualified_name(f)
+            raise LookupError(f"no gradient registered for {name}{missing_rule_hint(f, name)}")
         return f
     if registry.lookup(f) is None and _is_library(f):
-        raise LookupError(f"no gradient registered for {qualified_name(f)}")
+        name = qualified_name(f)
+        raise LookupError(f"no gradient registered for {name}{missing_rule_hint(f, name)}")
     if registry.lookup(f) is None:
         raise TypeError(
             f"sg.{what} transforms Python functions defined with `def` and functions with "

@@ -16,6 +16,7 @@ import libcst as cst
 
 from .anf import NormalForm
 from .errors import TransformError
+from .library import missing_rule_hint
 from .operations import (
     APPEND,
     COPY,
@@ -27,6 +28,7 @@ from .operations import (
     is_append,
     names_in,
 )
+from .templates import load_template
 from .walk import read_names
 
 
@@ -94,6 +96,7 @@ def analyze_activity(
             _check_index(op, nf, varied)
         if op.differentiable and any(t in active for t in op.targets):
             _check_rule(op, nf, mode)
+            _check_defined(op, nf, active)
             _check_results(op, nf)
     by_statement = {id(s): op for s, (_, op) in zip(assignments, operations, strict=True)}
     return Activity(operations=operations, active=active, by_statement=by_statement)
@@ -214,7 +217,39 @@ def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:
     origin = nf.origins.get(op.targets[0])
     where = f" (used at {origin})" if origin is not None else ""
     kind = "gradient" if mode == "reverse" else "forward-mode (JVP) rule"
-    raise LookupError(f"no {kind} registered for {op.name}{where}")
+    hint = missing_rule_hint(op.primitive, op.name, mode)
+    raise LookupError(f"no {kind} registered for {op.name}{where}{hint}")
+
+
+def _check_defined(op: Operation, nf: NormalForm, active: frozenset[str]) -> None:
+    """An argument whose contribution the rule marks ``undefined_gradient(g)`` (a derivative
+    with no closed form: a Bessel function's order, ``betainc``'s shape parameters) must not
+    carry a derivative: a LookupError now, rather than a NaN gradient when it runs."""
+    if op.rule is None or op.rule.vjp is None:
+        return
+    template = load_template(op.rule.vjp)
+    if not isinstance(template.result, cst.Tuple):
+        return
+    for k, element in enumerate(template.result.elements):
+        value = element.value
+        if not (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value == "undefined_gradient"
+            and k < len(template.params)
+        ):
+            continue
+        param = template.params[k]
+        arg = op.args[k] if k < len(op.args) else op.kwargs.get(param)
+        if arg is None or not any(name in active for name in names_in(arg)):
+            continue
+        origin = nf.origins.get(op.targets[0])
+        where = f" (used at {origin})" if origin is not None else ""
+        raise LookupError(
+            f"no gradient registered for {op.name} with respect to its argument {param!r}"
+            f"{where}: its derivative there has no closed form. Differentiate with respect to "
+            f"its other arguments only, or register a rule of your own with sg.register_vjp"
+        )
 
 
 def _check_results(op: Operation, nf: NormalForm) -> None:

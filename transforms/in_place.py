@@ -5,11 +5,12 @@ check, and small helpers on expressions. No analysis here: plain data and pure f
 from __future__ import annotations
 
 import ast
-import types
 
 import libcst as cst
 import numpy as np
 from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
+
+from .library import is_user_function
 
 # array methods returning a view of (or an object from inside) their receiver
 VIEW_METHODS = frozenset(
@@ -422,11 +423,9 @@ def method_kind(method: str, kind, args: list) -> object:
 
 
 def is_user_callee(value) -> bool:
-    """A user's function, transformed in turn where it is called (`calls`)."""
-    if not isinstance(value, types.FunctionType) or hasattr(value, "__sg_custom_gradient__"):
-        return False
-    module = getattr(value, "__module__", "") or ""
-    return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
+    """A user's function, transformed in turn where it is called (`calls`); not library code
+    (`transforms/library.py`) nor a ``@sg.custom_gradient`` function."""
+    return is_user_function(value) and not hasattr(value, "__sg_custom_gradient__")
 
 
 def user_callees(tree: ast.Module | None, free) -> list:

@@ -13,7 +13,6 @@ import builtins
 import dataclasses
 import math
 import operator
-import types
 from collections.abc import Callable, Mapping
 
 import libcst as cst
@@ -24,6 +23,7 @@ from s2sgrad.runtime.definitions import __name__ as DEFINITIONS_MODULE
 
 from s2sgrad import runtime
 
+from .library import is_user_function
 from .walk import read_names
 
 # Results of these carry no derivative and need no registry entry.
@@ -163,18 +163,12 @@ def _definition(primitive: object):
 
 
 def _is_user_function(value: object) -> bool:
-    """A Python function of the user's (not NumPy's, not a builtin): transformed in turn. A
+    """A Python function of the user's (not library code: NumPy, SciPy, the standard library,
+    any installed package; see `transforms/library.py`): transformed in turn. A
     ``@sg.custom_gradient`` function counts: its own code gives its value and its backward
     function the derivative (see `transforms/calls.py`). So do `sg.nn`'s activations (NumPy
     code; `sg.nn.relu` has a rule, which is found first)."""
-    if not isinstance(value, types.FunctionType):
-        return False
-    if hasattr(value, "__sg_custom_gradient__"):
-        return True
-    module = getattr(value, "__module__", "") or ""
-    if module.startswith("s2sgrad.generated.") or module == "s2sgrad.nn":
-        return True  # generated code calling generated code (higher order); sg.nn's activations
-    return not module.startswith(("numpy", "s2sgrad", "math", "builtins"))
+    return is_user_function(value)
 
 
 def is_append(statement) -> bool:

@@ -1,0 +1,118 @@
+"""Which Python functions are library code: primitives, never transformed (DESIGN.md).
+
+A function defined in an installed package (SciPy, scikit-learn, ...) or in the standard
+library is differentiated by its rules alone: the compiler looks it up in the registry, and one
+without a rule is a `LookupError` naming it. Transforming it instead would fail somewhere in
+the library's own source (``scipy.special.logsumexp`` calls private helpers, checks types,
+catches exceptions), with an error about code the user never wrote. User code is everything
+else: the user's own modules and notebooks, including packages installed in editable mode
+from the user's directories.
+
+The decision is by the file the function's code comes from: under a site-packages (or
+dist-packages) folder or the standard library's folder, it is library code. NumPy, `math`,
+builtins and s2sgrad's own runtime are library code by name, wherever they are installed.
+No libcst here: `s2sgrad.callables` asks too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import site
+import sys
+import sysconfig
+import types
+
+# s2sgrad's own modules whose functions are transformed like the user's: generated code calls
+# generated code (higher order), and sg.nn's activations are NumPy code without rules
+_TRANSFORMED_OWN = ("s2sgrad.generated.",)
+_TRANSFORMED_OWN_MODULES = ("s2sgrad.nn",)
+_LIBRARY_MODULES = ("numpy", "s2sgrad", "math", "builtins", "scipy")
+
+
+def is_library_function(fn: object) -> bool:
+    """Whether the Python function `fn` is library code (see the module docstring)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    module = getattr(fn, "__module__", "") or ""
+    if module.startswith(_TRANSFORMED_OWN) or module in _TRANSFORMED_OWN_MODULES:
+        return False
+    if module.partition(".")[0] in _LIBRARY_MODULES:
+        return True
+    return _is_library_file(fn.__code__.co_filename)
+
+
+def is_user_function(fn: object) -> bool:
+    """A Python function of the user's, transformed where it is called. A
+    ``@sg.custom_gradient`` function counts (its own code gives the value)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    return hasattr(fn, "__sg_custom_gradient__") or not is_library_function(fn)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_file(filename: str) -> bool:
+    if not os.path.isabs(filename):  # <string>, <stdin>, a notebook cell
+        return False
+    path = os.path.normcase(os.path.realpath(filename))
+    return any(path.startswith(root) for root in library_folders())
+
+
+@functools.cache
+def library_folders() -> tuple[str, ...]:
+    """The folders holding installed packages and the standard library, each ending with a
+    separator (so ``/usr/lib/python3.11`` does not take in ``/usr/lib/python3.11-user``)."""
+    folders = set()
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(key):
+            folders.add(paths[key])
+    try:
+        folders.update(site.getsitepackages())
+    except AttributeError:  # an old virtualenv's site module
+        pass
+    if site.ENABLE_USER_SITE and site.getusersitepackages():
+        folders.add(site.getusersitepackages())
+    folders.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
+    normalized = {os.path.normcase(os.path.realpath(f)) for f in folders if f}
+    return tuple(sorted(os.path.join(f, "") for f in normalized))
+
+
+def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> str:
+    """The lines of a `LookupError` for `primitive` (called `name`) with no rule: what a rule
+    for it looks like, to register before transforming (an indented three-line snippet)."""
+    if primitive is None or not callable(primitive):
+        return ""
+    params = ", ".join(_parameter_names(primitive))
+    short = name.rpartition(".")[2] or "primitive"
+    if mode == "reverse":
+        head, leading, body = "register_vjp", "g, ans", "g * ...  # the gradient for each input"
+    else:
+        head, leading, body = "register_jvp", "tangents, ans", "...  # the output's tangent"
+    rule = f"{short}_{'vjp' if mode == 'reverse' else 'jvp'}"
+    return (
+        f"; a library function is differentiated by its rules, never through its source. "
+        f"Register one before transforming, for example:\n"
+        f"    @sg.{head}({name})\n"
+        f"    def {rule}({leading}{', ' if params else ''}{params}):\n"
+        f"        return {body}"
+    )
+
+
+def _parameter_names(primitive: object) -> list[str]:
+    """The required positional parameters of `primitive` (``x0, x1`` for a ufunc's inputs
+    when it has no signature)."""
+    import inspect
+
+    try:
+        signature = inspect.signature(primitive)
+    except (TypeError, ValueError):
+        return [f"x{k}" for k in range(getattr(primitive, "nin", 1))]
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in kinds and p.default is inspect.Parameter.empty
+    ]
+    # (a parameter named like the rule's own leading ones is renamed in the example)
+    return [f"{n}_" if n in ("g", "ans", "tangents") else n for n in required] or ["x"]
