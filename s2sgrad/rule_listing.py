@@ -10,8 +10,6 @@ A test keeps ``docs/rules.md`` equal to `markdown()`.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
 
 from s2sgrad.runtime import qualified_name, registry
 from s2sgrad.runtime.definitions import DEFINITIONS
@@ -40,19 +38,6 @@ class Listed:
     how: str  # "rule", "definition" or "no derivative"
 
 
-def load_optional_rules() -> None:
-    """Register the rules of optional libraries that are installed (SciPy's), which are
-    otherwise registered only when a program imports them."""
-    from s2sgrad.runtime import rules
-
-    for module in pkgutil.iter_modules(rules.__path__):
-        if module.name.startswith("scipy_"):
-            try:
-                importlib.import_module(f"{rules.__name__}.{module.name}")
-            except ImportError:  # SciPy is not installed
-                pass
-
-
 def _public_name(rule) -> str:
     name = rule.name.removeprefix("_")
     if name.startswith("operator."):
@@ -64,7 +49,7 @@ def _public_name(rule) -> str:
 
 def entries() -> list[Listed]:
     """Every supported public function, sorted by name."""
-    load_optional_rules()
+    registry.load_scipy_rules()
     found = {}
     for rule in registry:
         helper = rule.name.startswith(_HELPERS) and not rule.name.startswith("s2sgrad.nn.")
