@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .adjoint_helpers import unbroadcast, unreduce
-from .containers import ContainerAdjoint
+from .containers import by_position
 
 __all__ = [
     "delete_adjoint",
@@ -197,15 +197,15 @@ def split_like(g, arrays, axis=0):
         sizes = [np.size(x) for x in arrays]
         pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
         pieces = [np.reshape(p, np.shape(x)) for p, x in zip(pieces, arrays, strict=True)]
-        return ContainerAdjoint(enumerate(pieces))
+        return by_position(pieces)
     sizes = [np.shape(x)[axis] for x in arrays]
-    return ContainerAdjoint(enumerate(np.split(g, np.cumsum(sizes)[:-1], axis=axis)))
+    return by_position(np.split(g, np.cumsum(sizes)[:-1], axis=axis))
 
 
 def unstack(g, axis=0):
     """The adjoint of ``np.stack(arrays, axis)``: the slices of `g` along `axis`, as a
     container adjoint by position (see `split_like`)."""
-    return ContainerAdjoint(enumerate(np.moveaxis(np.asarray(g), axis, 0)))
+    return by_position(np.moveaxis(np.asarray(g), axis, 0))
 
 
 # -- products -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import numpy as np
 __all__ = [
     "ContainerAdjoint",
     "as_structure",
+    "batch_by_element",
     "batch_container_adjoint",
     "batch_joined_part",
     "batch_parts_of",
@@ -24,6 +25,8 @@ __all__ = [
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
+    "by_element",
+    "by_position",
     "check_unpack",
     "concatenation_error",
     "container_adjoint",
@@ -36,6 +39,13 @@ __all__ = [
     "slot_key",
     "snapshot",
 ]
+
+
+def by_position(values, batch=None) -> ContainerAdjoint:
+    """A container adjoint of a list or tuple with one adjoint per position, in order: it
+    knows its keys, so a number added to it goes to every element."""
+    values = list(values)
+    return ContainerAdjoint(enumerate(values), batch=batch, keys=tuple(range(len(values))))
 
 
 class ContainerAdjoint(dict):
@@ -191,6 +201,18 @@ def _by_rows(shape: tuple, value) -> bool:
     )
 
 
+def by_element(g, value):
+    """`g`, an adjoint of the list or tuple `value`, as a container adjoint (unchanged if it
+    is one already): what a ``pop``'s adjoint needs before it puts the element back (an array
+    adjoint of the list read as one array has one row per element it had then)."""
+    return g if isinstance(g, ContainerAdjoint) else container_adjoint(g, value)
+
+
+def batch_by_element(t, value):
+    """`by_element` for a batched tangent `t` (directions first)."""
+    return t if isinstance(t, ContainerAdjoint) else batch_container_adjoint(t, value)
+
+
 def batch_container_adjoint(t, value):
     """`container_adjoint` for a batched tangent `t` (directions first) of the adjoint."""
     return _knowing_keys(_batch_container_adjoint(t, value), value)
@@ -241,7 +263,7 @@ def parts_of(g, value):
     """The adjoint of ``np.array(value)``: one part of `g` per element of a list or tuple."""
     if isinstance(value, (list, tuple)):
         rows = zip(np.asarray(g), value, strict=True)
-        return ContainerAdjoint(enumerate(parts_of(row, item) for row, item in rows))
+        return by_position(parts_of(row, item) for row, item in rows)
     return g
 
 
@@ -251,7 +273,7 @@ def batch_parts_of(t, value):
     if isinstance(value, (list, tuple)):
         t = np.asarray(t)
         parts = (batch_parts_of(t[:, k], item) for k, item in enumerate(value))
-        return ContainerAdjoint(enumerate(parts), batch=t.shape[0])
+        return by_position(parts, batch=t.shape[0])
     return t
 
 
@@ -260,7 +282,7 @@ def batch_unstack(t, axis=0):
     first): the slices along `axis` of each direction, one container element per slice."""
     t = np.asarray(t)
     moved = np.moveaxis(t, axis % (t.ndim - 1) + 1, 0)
-    return ContainerAdjoint(enumerate(moved), batch=t.shape[0])
+    return by_position(moved, batch=t.shape[0])
 
 
 def batch_split_like(t, arrays, axis=0):
@@ -275,7 +297,7 @@ def batch_split_like(t, arrays, axis=0):
     else:
         sizes = [np.shape(x)[axis] for x in arrays]
         pieces = np.split(t, np.cumsum(sizes)[:-1], axis=axis % (t.ndim - 1) + 1)
-    return ContainerAdjoint(enumerate(pieces), batch=t.shape[0])
+    return by_position(pieces, batch=t.shape[0])
 
 
 def joined_part(g, joined, a, position):
@@ -284,7 +306,9 @@ def joined_part(g, joined, a, position):
     whole = container_adjoint(g, joined)
     keys = range(len(a)) if position == 0 else range(len(a), len(joined))
     return ContainerAdjoint(
-        {k - keys.start: whole[k] for k in keys if k in whole}, batch=whole.batch
+        {k - keys.start: whole[k] for k in keys if k in whole},
+        batch=whole.batch,
+        keys=tuple(range(len(keys))),
     )
 
 
@@ -293,7 +317,9 @@ def batch_joined_part(t, joined, a, position):
     whole = batch_container_adjoint(t, joined)
     keys = range(len(a)) if position == 0 else range(len(a), len(joined))
     return ContainerAdjoint(
-        {k - keys.start: whole[k] for k in keys if k in whole}, batch=whole.batch
+        {k - keys.start: whole[k] for k in keys if k in whole},
+        batch=whole.batch,
+        keys=tuple(range(len(keys))),
     )
 
 
@@ -309,7 +335,7 @@ def batch_repeated_part(t, repeated, items):
 
 
 def _fold(whole: ContainerAdjoint, length: int) -> ContainerAdjoint:
-    out = ContainerAdjoint(batch=whole.batch)
+    out = ContainerAdjoint(batch=whole.batch, keys=tuple(range(length)))
     for k, value in whole.items():
         out[k % length] = out[k % length] + value
     return out
@@ -320,7 +346,7 @@ def repeated(g, items):
     once per row: `g` broadcast to its shape)."""
     if isinstance(items, np.ndarray):
         return np.zeros(items.shape, np.result_type(items, g, 1.0)) + g
-    return ContainerAdjoint(enumerate([g] * len(items)))
+    return by_position([g] * len(items))
 
 
 def batch_repeated(t, items):
@@ -330,7 +356,7 @@ def batch_repeated(t, items):
         missing = items.ndim - (t.ndim - 1)
         t = np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
         return np.zeros((t.shape[0], *items.shape), np.result_type(items, t, 1.0)) + t
-    return ContainerAdjoint(enumerate([t] * len(items)), batch=np.shape(t)[0])
+    return by_position([t] * len(items), batch=np.shape(t)[0])
 
 
 def as_structure(adjoint, value):

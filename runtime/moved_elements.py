@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .containers import ContainerAdjoint, is_container
+from .containers import ContainerAdjoint, by_position, is_container
 
 __all__ = [
     "copying_pad_mode",
@@ -115,7 +115,7 @@ def moved_adjoint(g, x, moved):
         out.append(part if np.ndim(part) else part[()])
         start += size
     if is_container(x):
-        return ContainerAdjoint(enumerate(out), batch=lead[0] if lead else None)
+        return by_position(out, batch=lead[0] if lead else None)
     return out[0]
 
 

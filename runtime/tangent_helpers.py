@@ -79,12 +79,30 @@ def broadcast_tangent(t, ans, batched=False):
     """`t` broadcast to exactly `ans`'s shape (behind the batch axis when `batched`)."""
     if is_container(t):  # a container's tangent (of a container adjoint) is keyed by element
         return t
+    if is_container(ans):  # container adjoint arithmetic: keyed by element too
+        return _by_element(t, ans, batched)
     shape = np.shape(ans)
     if batched:
         shape = (np.shape(t)[0], *shape)
     if np.shape(t) == shape:
         return t
     return np.broadcast_to(t, shape)
+
+
+def _by_element(t, ans, batched: bool) -> ContainerAdjoint:
+    """The tangent `t` of an array or number added to the container adjoint `ans`, keyed by
+    element as `ContainerAdjoint.__add__` adds it: an array with an axis (behind the
+    directions) holds a row per element, a number goes to every element."""
+    if isinstance(ans, ContainerAdjoint) and ans.keys_of_value is not None:
+        keys = tuple(ans.keys_of_value)
+    else:
+        keys = tuple(ans.keys() if isinstance(ans, dict) else range(len(ans)))
+    t = np.asarray(t)
+    batch = t.shape[0] if batched else None
+    if t.ndim > batched:
+        rows = np.moveaxis(t, 1, 0) if batched else t
+        return ContainerAdjoint(enumerate(rows), batch=batch, keys=tuple(range(len(rows))))
+    return ContainerAdjoint({key: t for key in keys}, batch=batch, keys=keys)
 
 
 def lift_tangent(t, x, ans, extra=0):

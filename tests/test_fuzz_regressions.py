@@ -12,6 +12,45 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a list read as one array, then popped: the pop's adjoint put the element back before the
+    # array adjoint (a row per element the list had) became one by element, so every element
+    # got all rows (ValueError; seed 100754)
+    "a list read whole, appended to and popped": (
+        """
+        def f(w):
+            ans = [np.max(w), np.mean(w), abs(G0)]
+            ans.append(np.mean(np.array(ans * 2) * (w[0])))
+            p8 = ans.pop()
+            return abs(np.var(ans))
+        """,
+        [("w", "V")],
+    ),
+    # the adjoint of a join's operand plus a number (the adjoint of np.sum of the list): the
+    # operand's container adjoint did not know its keys (TypeError "cannot add float64");
+    # at second order the tangent of that sum was no container (ValueError; seed 101467)
+    "a joined list's operand also summed": (
+        """
+        def f(v, y):
+            L2 = [np.mean(v), np.mean(v)]
+            y = y * np.sum(L2) + y * np.prod(L2)
+            L2 = [y] + L2
+            return np.mean(np.array(L2 * 2) * 0.09)
+        """,
+        [("v", "V"), ("y", "S")],
+    ),
+    # a vector output carried by a loop: the output check after the backward sweep read the
+    # output's name, which the sweep had popped back to its loop-entry shape (TypeError
+    # "f returned a tuple..." for an array; seed 102460). The check runs between the sweeps.
+    "array output carried by a loop": (
+        """
+        def f(x, w):
+            L4 = np.full(3, 0.5)
+            for i5 in reversed(L4):
+                w = np.cumsum(w + GV) * 0.5
+            return w
+        """,
+        [("x", "S"), ("w", "V")],
+    ),
     # a name first assigned in a nested loop: the inner loop's header copy read it unbound
     # before the outer loop's first iteration (UnboundLocalError with optimize=False)
     "first assigned in a nested loop": (

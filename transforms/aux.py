@@ -125,25 +125,26 @@ def check_output(
         )
 
 
-def check_on_return(funcdef: cst.FunctionDef, nf: NormalForm, name: str) -> cst.FunctionDef:
-    """`funcdef` (the gradient of `nf`) checking, before it returns, that an output whose form
-    the source does not show (an argument, an element, a user function's result) is not a
-    container, None or a string: a TypeError at the first call rather than the gradient of
-    the sum of its elements."""
+def output_check(nf: NormalForm, name: str) -> list[cst.BaseStatement]:
+    """The statement checking that an output whose form the source does not show (an
+    argument, an element, a user function's result) is not a container, None or a string: a
+    TypeError at the first call rather than the gradient of the sum of its elements. It goes
+    right after the primal sweep, where the output is final (the adjoint sweep pops loop
+    values back into their names, the output's among them)."""
     output = nf.output
     if not isinstance(output, cst.Name) or "value" not in output_forms(nf):
-        return funcdef
+        return []
     message = (
         f"{name} returned a tuple, list, dict, None or string, not an array or a number; to "
         f"differentiate one value and carry other results along, return (value, aux) and "
         f"pass has_aux=True"
     )
-    check = cst.parse_statement(
-        f"if isinstance({output.value}, (tuple, list, dict, str)) or {output.value} is None:\n"
-        f"    raise TypeError({message!r})\n"
-    )
-    body = list(funcdef.body.body)
-    return funcdef.with_changes(body=funcdef.body.with_changes(body=(*body[:-1], check, body[-1])))
+    return [
+        cst.parse_statement(
+            f"if isinstance({output.value}, (tuple, list, dict, str)) or {output.value} is None:\n"
+            f"    raise TypeError({message!r})\n"
+        )
+    ]
 
 
 def split_aux(nf: NormalForm, namer: Namer) -> tuple[NormalForm, str]:

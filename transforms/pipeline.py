@@ -20,7 +20,7 @@ from s2sgrad.runtime import registry as default_registry
 from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
-from .aux import attach_aux, check_on_return, check_output, split_aux
+from .aux import attach_aux, check_output, output_check, split_aux
 from .calls import link, split_of
 from .edges import entry_edges
 from .fence import fence
@@ -152,14 +152,15 @@ def generate_gradient(
         reverse_spec = ReverseSpec(
             analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value, containers, seed
         )
+        checks = ()
+        if analysis.aux is None and not (spec.seeded or spec.given):  # sg.grad of a user's
+            checks = output_check(analysis.nf, analysis.parsed.name)
         funcdef, callees = reverse(
-            analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of
+            analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of, checks
         )
         _show(debug, "reverse", funcdef)
         if analysis.aux is not None:
             funcdef = attach_aux(funcdef, analysis.aux, spec.with_value)
-        elif not (spec.seeded or spec.given):  # sg.grad of a user's function
-            funcdef = check_on_return(funcdef, analysis.nf, analysis.parsed.name)
         if spec.given:
             funcdef = supply(funcdef, spec.given)
             _show(debug, "given", funcdef)

@@ -74,15 +74,18 @@ def reverse(
     spec: ReverseSpec,
     namer: Namer,
     splits=None,
+    checks: tuple = (),
 ) -> tuple[cst.FunctionDef, list]:
     """Build the gradient function of `nf` (see the module docstring); also return the
-    splits of the user functions it calls."""
+    splits of the user functions it calls. `checks` (statements reading the output) run
+    between the sweeps, where the output is final."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
     sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
     output, keep = _kept_value(nf, activity, sweeps, namer) if spec.with_value else (nf.output, [])
     returned = _gradients(spec, sweeps.adjoints, output)
     body = [
         *sweeps.primal,
+        *checks,
         *keep,
         *sweeps.adjoint,
         cst.SimpleStatementLine((cst.Return(returned),)),
@@ -239,6 +242,12 @@ def _differentiate_pop(op: Operation, adjoints: Adjoints) -> None:
     target = op.targets[0]
     if items.value not in adjoints.active:
         return
+    if adjoints.has(items.value):
+        # the adjoint so far is of the list without `v` (an array adjoint of the list read as
+        # one array has a row per element it had): by element now, so `v`'s position, past
+        # them, starts at zero once `v` is back
+        name = adjoints.names[items.value]
+        adjoints.emit(assign(name, call("by_element", cst.Name(name), items)))
     if adjoints.has(target):
         if not adjoints.has(items.value):
             name = adjoints.names[items.value] = adjoints.namer.adjoint(items.value)

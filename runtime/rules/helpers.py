@@ -53,6 +53,7 @@ from ..array_helpers import (
 from ..boundaries import fresh_containers, unaliased
 from ..containers import (
     as_structure,
+    batch_by_element,
     batch_joined_part,
     batch_parts_of,
     batch_repeated,
@@ -60,6 +61,7 @@ from ..containers import (
     batch_saved_slot,
     batch_split_like,
     batch_unstack,
+    by_element,
     joined_part,
     part,
     parts_of,
@@ -153,6 +155,7 @@ registry.linear(
     joined_part,
     repeated_part,
     as_structure,
+    by_element,
     # the helpers of forward-mode code, so that it too can be differentiated again
     broadcast_tangent,
     lift_tangent,
@@ -174,6 +177,11 @@ registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(real_part_of, positions=(1,))
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(fresh_containers, unaliased)
+
+
+@registry.batched(by_element)
+def by_element_batched(tangents, ans, g, value):
+    return batch_by_element(tangents[0], value)
 
 
 @registry.vjp(fresh_containers)
