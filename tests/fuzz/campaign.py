@@ -42,6 +42,9 @@ class Found:
     reproducer: str = ""
 
 
+PROGRESS_EVERY = 100  # programs between rewrites of summary.md
+
+
 class Campaign:
     def __init__(
         self, out: Path | None, jobs: int, reduce_failures: bool, size: int, timeout: float
@@ -79,6 +82,9 @@ class Campaign:
         new = []
         with self.lock:
             self.status[outcome.status] += 1
+            if self.out is not None and sum(self.status.values()) % PROGRESS_EVERY == 0:
+                # a campaign stopped early (killed) still leaves its counts behind
+                (self.out / "summary.md").write_text(self.summary() + "\n")
             seen = set()
             for failure in outcome.failures:
                 key = class_of(failure)
