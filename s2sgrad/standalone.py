@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import inspect
 import math
 import os
+import re
 import tempfile
 import types
 
@@ -211,7 +213,7 @@ def standalone_source(entry: types.FunctionType) -> str:
             if _generated_source(value) is not None:
                 pending.append(value)
                 continue
-            text = literal(value, name)
+            text = importing(value, name, module.source) or literal(value, name)
             if name in constants and constants[name] != text:
                 raise ValueError(
                     f"two generated modules read different values named {name!r}; rename one "
@@ -282,11 +284,15 @@ def _render(
     docstring = modules[0].docstring.rstrip() + "\n"
     if exported:
         docstring += (
-            "\nExported by s2sgrad.export: a standalone module that needs only numpy and "
-            "s2sgrad.runtime.\n"
+            "\nExported by s2sgrad.export: a standalone module that needs only numpy, "
+            "s2sgrad.runtime and the libraries the function itself calls.\n"
         )
+    imported = {name: text for name, text in constants.items() if text.startswith(_IMPORTS)}
+    constants = {name: text for name, text in constants.items() if name not in imported}
     lines = [f'"""{docstring}"""', ""]
     lines += sorted(plain, key=lambda s: (s != "import math", s))
+    # library functions and modules the function reads (SciPy's)
+    lines += sorted({line for text in imported.values() for line in text.splitlines()})
     if helpers:
         lines.append(f"from s2sgrad.runtime import {', '.join(sorted(helpers))}")
     lines += ["", f'__all__ = ["{entry}"]', ""]
@@ -300,6 +306,50 @@ def _render(
             lines += ["", f"# {first}" if first else "# called above"]
         lines += ["", "\n\n\n".join(module.defs.values()), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+_IMPORTS = ("import ", "from ")
+
+
+def importing(value, name: str, source: str = "") -> str | None:
+    """The import statement(s) binding `name` to `value` when `value` is a library module, or
+    a function or object a library module holds under a name (``from scipy.special import
+    gammaln``): the exported module's way to get library code it calls. None for data and for
+    anything of the user's own modules (those are not importable from elsewhere). For a
+    package (``scipy``), the submodules `source` reads through it (``scipy.stats``) too."""
+    from s2sgrad.runtime import qualified_name
+    from s2sgrad.transforms.library import is_library_module
+
+    if isinstance(value, types.ModuleType):
+        if not is_library_module(value):
+            return None
+        statement = f"import {value.__name__}"
+        if value.__name__ != name:
+            return statement + f" as {name}"
+        subs = sorted(set(re.findall(rf"\b{re.escape(name)}\.(\w+)", source)))
+        more = [
+            f"import {value.__name__}.{sub}"
+            for sub in subs
+            if isinstance(getattr(value, sub, None), types.ModuleType)
+        ]
+        return "\n".join([statement, *more])
+    if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list)):
+        return None
+    public = qualified_name(value) if callable(value) else ""
+    module = getattr(value, "__module__", None) or getattr(type(value), "__module__", None)
+    candidates = [public.rpartition(".")[::2]] if "." in public else []
+    if isinstance(module, str):
+        attribute = getattr(value, "__name__", None) or name
+        candidates += [(module.split("._")[0], attribute), (module, attribute)]
+    for holder_name, attribute in dict.fromkeys(candidates):
+        try:
+            holder = importlib.import_module(holder_name)
+        except ImportError:
+            continue
+        if is_library_module(holder) and getattr(holder, attribute, None) is value:
+            alias = "" if attribute == name else f" as {name}"
+            return f"from {holder_name} import {attribute}{alias}"
+    return None
 
 
 def literal(value, name: str = "value") -> str:

@@ -234,3 +234,31 @@ def test_a_default_that_is_not_data_is_named(tmp_path):
     with pytest.raises(ValueError, match="default of parameter 'scaler' is a _Scaler"):
         sg.export(df, tmp_path / "bad.py")
     assert not os.path.exists(tmp_path / "bad.py")
+
+
+try:  # SciPy is optional at run time; the dev extra installs it
+    import scipy.stats
+    from scipy.special import gammaln, logsumexp
+except ImportError:  # pragma: no cover
+    scipy = None
+
+
+def poisson_and_prior(w, x, y):
+    eta = x @ w
+    prior = np.sum(scipy.stats.norm.logpdf(w, 0.0, 2.0))
+    return np.sum(np.exp(eta) - y * eta + gammaln(y + 1.0)) + logsumexp(w * eta[:3]) - prior
+
+
+@pytest.mark.skipif(scipy is None, reason="scipy is not installed (optional)")
+def test_a_function_calling_scipy_exports_with_its_imports(tmp_path):
+    """SciPy's functions are imported by the exported module (by their public path), not
+    written as data (ValueError before)."""
+    x = np.array([[0.2, -0.1, 0.4], [0.3, 0.5, -0.2], [-0.4, 0.1, 0.2]])
+    y, w = np.array([1.0, 0.0, 2.0]), np.array([0.1, -0.3, 0.2])
+    df = sg.value_and_grad(poisson_and_prior)
+    path = sg.export(df, tmp_path / "scipy_module.py", w, x, y)
+    text = open(path).read()
+    assert "from scipy.special import logsumexp" in text
+    assert "import scipy.stats" in text
+    call = f"{df.__name__}(np.array({w.tolist()}), np.array({x.tolist()}), np.array({y.tolist()}))"
+    assert _run_exported(path, [call])["results"] == [_exact(df(w, x, y))]

@@ -42,6 +42,16 @@ def is_library_function(fn: object) -> bool:
     return _is_library_file(fn.__code__.co_filename)
 
 
+def is_library_module(module: types.ModuleType) -> bool:
+    """Whether `module` is library code (what an exported module may import by name)."""
+    name = module.__name__
+    if name.startswith(_TRANSFORMED_OWN) or name in _TRANSFORMED_OWN_MODULES:
+        return False
+    if name.partition(".")[0] in _LIBRARY_MODULES:
+        return True
+    return _is_library_file(getattr(module, "__file__", None) or "")
+
+
 def is_user_function(fn: object) -> bool:
     """A Python function of the user's, transformed where it is called. A
     ``@sg.custom_gradient`` function counts (its own code gives the value)."""
