@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DEFINITIONS"]
+__all__ = ["DEFINITIONS", "DEFINITION_MODULES", "define"]
 
 # -- integration and weighted means ---------------------------------------------------------------
 
@@ -205,6 +205,13 @@ def multi_dot(arrays):
     return result
 
 
+def define(function, definition) -> None:
+    """Differentiate `function` through `definition` (a Python function of a module holding
+    only definitions: a definition calls the module's other functions as definitions too)."""
+    DEFINITIONS[function] = definition
+    DEFINITION_MODULES.add(definition.__module__)
+
+
 DEFINITIONS = {
     np.trapezoid: trapezoid,
     np.average: average,
@@ -223,3 +230,4 @@ DEFINITIONS = {
     np.linalg.matrix_power: matrix_power,
     np.linalg.multi_dot: multi_dot,
 }
+DEFINITION_MODULES = {__name__}

@@ -18,8 +18,7 @@ from collections.abc import Callable, Mapping
 import libcst as cst
 import numpy as np
 from s2sgrad.runtime import Registry, Rule, item_of, qualified_name
-from s2sgrad.runtime.definitions import DEFINITIONS
-from s2sgrad.runtime.definitions import __name__ as DEFINITIONS_MODULE
+from s2sgrad.runtime.definitions import DEFINITION_MODULES, DEFINITIONS
 
 from s2sgrad import runtime
 
@@ -154,7 +153,7 @@ def _definition(primitive: object):
     """The definition differentiated for `primitive` (`runtime/definitions.py`), or None;
     a definition calling a function of that module (`median` calls `quantile`) calls it
     directly."""
-    if getattr(primitive, "__module__", None) == DEFINITIONS_MODULE:
+    if getattr(primitive, "__module__", None) in DEFINITION_MODULES:
         return primitive
     try:
         return DEFINITIONS.get(primitive)
@@ -349,12 +348,12 @@ class Classifier:
         return Operation(targets, NO_DERIVATIVE, ".astype", (receiver,))
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
-        definition = _definition(primitive)
+        rule = self.registry.lookup(primitive)  # (first: it loads SciPy's rules and definitions)
+        definition = _definition(primitive) if rule is None else None
         if definition is not None:  # differentiated through its definition (runtime/definitions.py)
             return Operation(
                 targets, definition, qualified_name(primitive), tuple(args), kwargs or {}, user=True
             )
-        rule = self.registry.lookup(primitive)
         if rule is not None:
             self._capture_rule_constants(rule)
         if rule is None and _is_user_function(primitive):

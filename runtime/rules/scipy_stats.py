@@ -459,3 +459,6 @@ def bernoulli_cdf(g, ans, k, p, loc=0):
 def bernoulli_sf(g, ans, k, p, loc=0):
     inside = np.where((k - loc >= 0) * (k - loc < 1), 1.0, 0.0)
     return undefined_gradient(g), g * inside, undefined_gradient(g)
+
+# the multivariate distributions, through definitions (runtime/scipy_definitions.py)
+from .. import scipy_definitions  # noqa: E402, F401
