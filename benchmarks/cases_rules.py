@@ -81,6 +81,85 @@ def _classifier_args(small=False):
     return rng.normal(size=(n, k)), rng.integers(0, k, size=n)
 
 
+# ---- scipy.special and scipy.stats: a Poisson likelihood, a mixture, a Gaussian prior ----------
+
+try:  # SciPy is optional (the dev extra installs it)
+    import scipy.stats
+    from scipy.special import digamma, gammaln, logsumexp, softmax
+except ImportError:  # pragma: no cover
+    scipy = None
+
+
+def shape_likelihood(a, y):
+    return np.sum(gammaln(a + y) - gammaln(a))
+
+
+def shape_likelihood_by_hand(a, y):
+    return digamma(a + y) - digamma(a)
+
+
+def _shape_args(small=False):
+    rng = np.random.default_rng(4)
+    n = 8 if small else 100_000
+    return rng.uniform(0.5, 5.0, n), rng.poisson(3.0, n).astype(float)
+
+
+def mixture_log_likelihood(scores):
+    return np.sum(logsumexp(scores, axis=1))
+
+
+def mixture_log_likelihood_by_hand(scores):
+    return softmax(scores, axis=1)
+
+
+def _mixture_args(small=False):
+    rng = np.random.default_rng(5)
+    return (rng.normal(size=(4, 3) if small else (20_000, 10)),)
+
+
+def gaussian_prior(w, scale):
+    return np.sum(scipy.stats.norm.logpdf(w, 0.0, scale))
+
+
+def gaussian_prior_by_hand(w, scale):
+    return -w / scale**2
+
+
+def _prior_args(small=False):
+    rng = np.random.default_rng(6)
+    return rng.normal(size=8 if small else 100_000), 1.5
+
+
+SCIPY_CASES = (
+    Case(
+        name="gammaln",
+        fn=shape_likelihood,
+        wrt=0,
+        make_args=_shape_args,
+        by_hand=shape_likelihood_by_hand,
+        description="scipy.special.gammaln in a negative-binomial shape, n = 100,000",
+        ratio_target=1.5,
+    ),
+    Case(
+        name="logsumexp",
+        fn=mixture_log_likelihood,
+        wrt=0,
+        make_args=_mixture_args,
+        by_hand=mixture_log_likelihood_by_hand,
+        description="scipy.special.logsumexp over rows of 20,000 x 10",
+        ratio_target=1.5,
+    ),
+    Case(
+        name="norm.logpdf",
+        fn=gaussian_prior,
+        wrt=0,
+        make_args=_prior_args,
+        by_hand=gaussian_prior_by_hand,
+        description="scipy.stats.norm.logpdf of n = 100,000 weights",
+        ratio_target=1.5,
+    ),
+)
+
 RULE_CASES = (
     Case(
         name="sort",
@@ -119,3 +198,5 @@ RULE_CASES = (
         ratio_target=1.5,
     ),
 )
+if scipy is not None:
+    RULE_CASES += SCIPY_CASES
