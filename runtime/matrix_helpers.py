@@ -35,20 +35,20 @@ __all__ = [
     "eig_factors",
     "expm_frechet_of",
     "frechet_block",
-    "lu_options",
-    "lu_rows",
-    "permute_rows",
-    "sylvester_rhs",
-    "sylvester_solve",
     "half_triangle",
     "inverse_gaps",
+    "lu_options",
+    "lu_rows",
     "other_trans",
     "pair_adjoint",
     "pair_part",
+    "permute_rows",
     "qr_factors",
     "svd_factors",
     "svd_factors_tangent",
     "svd_outputs",
+    "sylvester_rhs",
+    "sylvester_solve",
     "symmetric_from_triangle",
     "transpose_if",
     "triangle",
@@ -345,16 +345,17 @@ def eig_factors(result, a, w=None):
 # -- LU ------------------------------------------------------------------------------------------
 
 
-def lu_rows(piv, apply=True):
+def lu_rows(piv, apply=True, lu=None):
     """The row order of ``P @ a`` for the pivots `piv` of ``scipy.linalg.lu_factor(a)``
     (``P a = L U``: ``a[lu_rows(piv)]``): LAPACK swapped row ``i`` with row ``piv[i]``, one
-    after the other. ``apply=False``: the identity order. One matrix only (a ValueError for a
-    stack: its pivots differ from matrix to matrix)."""
+    after the other. ``apply=False``: the identity order. One square matrix only (a ValueError
+    for a stack, whose pivots differ from matrix to matrix, or for a non-square `lu`)."""
     piv = np.asarray(piv)
-    if piv.ndim != 1:
+    shape = np.shape(lu) if lu is not None else (len(piv), len(piv))
+    if piv.ndim != 1 or len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(
-            "derivatives of scipy.linalg.lu_factor/lu_solve are implemented for one matrix "
-            f"(pivots of shape {piv.shape}); loop over the stack"
+            "derivatives of scipy.linalg.lu_factor/lu_solve are implemented for one square "
+            f"matrix (factor of shape {shape}, pivots of shape {piv.shape}); loop over a stack"
         )
     rows = np.arange(piv.shape[0])
     if apply:
@@ -372,9 +373,9 @@ def permute_rows(x, rows, like):
     return np.take(x, rows, axis=-2 if np.ndim(like) >= 2 else -1)
 
 
-def lu_options(a, permute_l=False, p_indices=False):
-    """Check that ``scipy.linalg.lu(a, permute_l, p_indices=...)`` is a call the rules cover:
-    a square matrix, the ``(p, l, u)`` result with ``p`` a matrix."""
+def lu_options(p, a, permute_l=False, p_indices=False):
+    """The permutation matrix `p` of ``p, l, u = scipy.linalg.lu(a)``, after checking that the
+    call is one the rules cover: one square matrix, the default ``(p, l, u)`` result."""
     shape = np.shape(a)
     if permute_l or p_indices or len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(
@@ -382,7 +383,7 @@ def lu_options(a, permute_l=False, p_indices=False):
             f"default result (p, l, u); got a of shape {shape}, permute_l={permute_l}, "
             f"p_indices={p_indices}"
         )
-    return shape[0]
+    return p
 
 
 # -- expm ----------------------------------------------------------------------------------------
@@ -441,6 +442,8 @@ def sylvester_rhs(tq, ta, tb, x):
     """``tq - ta x - x tb`` (None: no such term): the right side whose Sylvester solve is the
     tangent of ``x = solve_sylvester(a, b, q)``."""
     out = 0.0 if tq is None else tq
+    if x is None:
+        return out
     if ta is not None:
         out = out - ta @ x
     if tb is not None:
