@@ -434,7 +434,6 @@ def sylvester_solve(a, b, q):
     leading axes broadcast, so a leading axis of directions in `q` passes)."""
     from scipy.linalg import solve_sylvester
 
-    a, b, q = np.broadcast_arrays(np.asarray(a), np.asarray(b), np.asarray(q))
     return solve_sylvester(a, b, q)
 
 
