@@ -240,3 +240,7 @@ CASES = {
         ),
     )
 }
+
+from .cases_matrix import MATRIX_CASES  # noqa: E402  (they build on Case, defined above)
+
+CASES.update({case.name: case for case in MATRIX_CASES})

@@ -37,7 +37,7 @@ __all__ = [
     "frechet_block",
     "half_triangle",
     "inverse_gaps",
-    "lu_options",
+    "lu_result",
     "lu_rows",
     "other_trans",
     "pair_adjoint",
@@ -373,9 +373,9 @@ def permute_rows(x, rows, like):
     return np.take(x, rows, axis=-2 if np.ndim(like) >= 2 else -1)
 
 
-def lu_options(p, a, permute_l=False, p_indices=False):
-    """The permutation matrix `p` of ``p, l, u = scipy.linalg.lu(a)``, after checking that the
-    call is one the rules cover: one square matrix, the default ``(p, l, u)`` result."""
+def lu_result(result, a, permute_l=False, p_indices=False):
+    """The result ``(p, l, u)`` of ``scipy.linalg.lu(a)``, after checking that the call is one
+    the rules cover: one square matrix, the default ``(p, l, u)`` result (``p`` a matrix)."""
     shape = np.shape(a)
     if permute_l or p_indices or len(shape) != 2 or shape[0] != shape[1]:
         raise ValueError(
@@ -383,7 +383,7 @@ def lu_options(p, a, permute_l=False, p_indices=False):
             f"default result (p, l, u); got a of shape {shape}, permute_l={permute_l}, "
             f"p_indices={p_indices}"
         )
-    return p
+    return result
 
 
 # -- expm ----------------------------------------------------------------------------------------

@@ -234,7 +234,11 @@ def _scipy_rows(Row):
             Row(p, (((4, 4),), ((2, 6, 6),)))
             for p in (runtime.block_corner, runtime.block_diagonal_sum)
         ],
-        Row(runtime.permute_rows, (((3, 2),),), args=lambda x: (x, np.array([2, 0, 1]), zeros((3, 2)))),
+        Row(
+            runtime.permute_rows,
+            (((3, 2),),),
+            args=lambda x: (x, np.array([2, 0, 1]), zeros((3, 2))),
+        ),
         Row(runtime.permute_rows, (((3,),),), args=lambda x: (x, np.array([1, 2, 0]), zeros(3))),
     ]
     if LIBRARY_OPAQUE:

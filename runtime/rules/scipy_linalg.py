@@ -45,7 +45,7 @@ from ..matrix_helpers import (
     expm_frechet_of,
     frechet_block,
     half_triangle,
-    lu_options,
+    lu_result,
     lu_rows,
     other_trans,
     pair_adjoint,
@@ -68,7 +68,7 @@ vjp = registry.vjp
 jvp = registry.jvp
 linalg = scipy.linalg
 
-registry.register_nondiff([upper_from_lower, other_trans, lu_rows, lu_options])
+registry.register_nondiff([upper_from_lower, other_trans, lu_rows])
 registry.linear(pair_part, pair_adjoint)
 
 
@@ -245,25 +245,25 @@ def lu_solve_(tangents, ans, lu_and_piv, b, trans=0, overwrite_b=False, check_fi
 
 @vjp(linalg.lu)
 def lu(g, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    p = lu_options(ans[0], a, permute_l, p_indices)
-    low = ans[1]
-    up = ans[2]
+    f = lu_result(ans, a, permute_l, p_indices)
+    low = f[1]
+    up = f[2]
     gx = triangle(np.swapaxes(low, -1, -2) @ adjoint_part(g, 1, low), True, True) + triangle(
         adjoint_part(g, 2, up) @ np.swapaxes(up, -1, -2), False
     )
     z = triangular_solve(low, gx, 1, True, True)
     w = triangular_solve(up, np.swapaxes(z, -1, -2), 0, False)
-    return p @ np.swapaxes(w, -1, -2)
+    return f[0] @ np.swapaxes(w, -1, -2)
 
 
 @jvp(linalg.lu)
 def lu_(tangents, ans, a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
-    p = lu_options(ans[0], a, permute_l, p_indices)
-    low = ans[1]
-    up = ans[2]
-    y = triangular_solve(low, np.swapaxes(p, -1, -2) @ tangents[0], 0, True, True, a)
+    f = lu_result(ans, a, permute_l, p_indices)
+    low = f[1]
+    up = f[2]
+    y = triangular_solve(low, np.swapaxes(f[0], -1, -2) @ tangents[0], 0, True, True, a)
     x = np.swapaxes(triangular_solve(up, np.swapaxes(y, -1, -2), 1, False, False, a), -1, -2)
-    out = (0.0, low @ triangle(x, True, True), triangle(x, False) @ up)
+    out = (np.zeros_like(f[0]), low @ triangle(x, True, True), triangle(x, False) @ up)
     return out
 
 
@@ -360,6 +360,11 @@ def expm_frechet_of_jvp(tangents, ans, a, e):
     return block_corner(
         expm_frechet_of(frechet_block(a, e), frechet_block(tangents[0], tangents[1]))
     )
+
+
+@jvp(lu_result)
+def lu_result_(tangents, ans, result, a, permute_l=False, p_indices=False):
+    return tangents[0]
 
 
 @jvp(sylvester_rhs)
