@@ -27,8 +27,10 @@ same derivative, ``p`` constant.
 ``expm_frechet``); the adjoint is ``L(a^T, g)``. ``L`` itself is differentiated as the corner
 of ``expm([[a, e], [0, a]])``, so each order doubles the size of the matrices.
 ``sqrtm``: ``x dx + dx x = da``, a Sylvester equation; the adjoint solves the transposed one.
-A complex square root of a real matrix follows the complex convention of
-``runtime/fft_helpers.py`` (the real part of the adjoint goes to a real ``a``).
+A complex square root of a real matrix (negative eigenvalues) follows the complex convention
+of ``runtime/fft_helpers.py`` (the real part of the adjoint goes to a real ``a``); its own
+tangent is right, but np.real/np.imag of it in forward mode are not yet (their forward rules
+assume real input).
 ``solve_sylvester(a, b, q)`` (``a x + x b = q``): the tangent solves the same equation with
 ``dq - da x - x db`` on the right; ``q``'s adjoint solves the transposed one, and ``a``'s and
 ``b``'s follow from it (``-gq x^T``, ``-x^T gq``).
