@@ -241,6 +241,7 @@ CASES = {
     )
 }
 
-from .cases_rules import RULE_CASES  # noqa: E402  (they build on Case, defined above)
+from .cases_matrix import MATRIX_CASES  # noqa: E402  (they build on Case, defined above)
+from .cases_rules import RULE_CASES  # noqa: E402
 
-CASES.update({case.name: case for case in RULE_CASES})
+CASES.update({case.name: case for case in (*RULE_CASES, *MATRIX_CASES)})

@@ -30,6 +30,7 @@ __all__ = [
     "real_like",
     "resize_like",
     "signal_convolve",
+    "signal_correlate",
 ]
 
 
@@ -167,6 +168,13 @@ def signal_convolve(in1, in2, mode="full", method="auto"):
     from scipy.signal import convolve
 
     return convolve(in1, in2, mode=mode, method=method)
+
+
+def signal_correlate(in1, in2, mode="full", method="auto"):
+    """``scipy.signal.correlate`` (SciPy imported here), for the same reason."""
+    from scipy.signal import correlate
+
+    return correlate(in1, in2, mode=mode, method=method)
 
 
 def batched_convolve(t, other, position, mode, convolve):

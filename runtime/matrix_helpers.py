@@ -15,7 +15,10 @@ call it):
 - `adjoint_part`, one component of the adjoint of a tuple result (``w, v = eigh(a)``: the
   adjoint of an unused component is a missing entry, which reads as zeros here);
 - `triangular_solve`, SciPy's ``solve_triangular`` when SciPy is installed (NumPy's general
-  solve otherwise, and for stacks of matrices).
+  solve otherwise, and for stacks of matrices);
+- LU pivots as row orders (`lu_rows`, `permute_rows`), the Fréchet derivative of the matrix
+  exponential (`expm_frechet_of` and the block matrices its own derivatives need) and
+  Sylvester solves (`sylvester_solve`) for the rules of ``scipy.linalg``.
 
 NumPy only at module level: SciPy is imported inside the one helper that uses it.
 """
@@ -27,15 +30,25 @@ import numpy as np
 __all__ = [
     "adjoint_part",
     "batch_adjoint_part",
+    "block_corner",
+    "block_diagonal_sum",
+    "eig_factors",
+    "expm_frechet_of",
+    "frechet_block",
     "half_triangle",
     "inverse_gaps",
+    "lu_result",
+    "lu_rows",
     "other_trans",
     "pair_adjoint",
     "pair_part",
+    "permute_rows",
     "qr_factors",
     "svd_factors",
     "svd_factors_tangent",
     "svd_outputs",
+    "sylvester_rhs",
+    "sylvester_solve",
     "symmetric_from_triangle",
     "transpose_if",
     "triangle",
@@ -307,3 +320,131 @@ def pair_adjoint(gc, batch=None):
     from .containers import ContainerAdjoint
 
     return ContainerAdjoint({0: gc}, batch=batch)
+
+
+# -- eig -----------------------------------------------------------------------------------------
+
+
+def eig_factors(result, a, w=None):
+    """``(w, v) = np.linalg.eig(a)`` as its rules use it: real eigenvalues only (a complex
+    eigenvalue, whose eigenvector's phase LAPACK picks, is a ValueError), and, when `w` is
+    given (the result of ``np.linalg.eigvals(a)``), in the same order as `w` (LAPACK computes
+    both the same way; a ValueError rather than a wrong derivative if they ever differ)."""
+    values = result[0]
+    if np.iscomplexobj(values) or np.iscomplexobj(a):
+        raise ValueError(
+            "derivatives of np.linalg.eig/eigvals are implemented for real matrices with real "
+            "eigenvalues only (this one has complex eigenvalues); for a symmetric matrix use "
+            "np.linalg.eigh/eigvalsh"
+        )
+    if w is not None and not np.allclose(values, w, rtol=1e-10, atol=1e-12):
+        raise ValueError("np.linalg.eig and np.linalg.eigvals ordered the eigenvalues differently")
+    return result
+
+
+# -- LU ------------------------------------------------------------------------------------------
+
+
+def lu_rows(piv, apply=True, lu=None):
+    """The row order of ``P @ a`` for the pivots `piv` of ``scipy.linalg.lu_factor(a)``
+    (``P a = L U``: ``a[lu_rows(piv)]``): LAPACK swapped row ``i`` with row ``piv[i]``, one
+    after the other. ``apply=False``: the identity order. One square matrix only (a ValueError
+    for a stack, whose pivots differ from matrix to matrix, or for a non-square `lu`)."""
+    piv = np.asarray(piv)
+    shape = np.shape(lu) if lu is not None else (len(piv), len(piv))
+    if piv.ndim != 1 or len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(
+            "derivatives of scipy.linalg.lu_factor/lu_solve are implemented for one square "
+            f"matrix (factor of shape {shape}, pivots of shape {piv.shape}); loop over a stack"
+        )
+    rows = np.arange(piv.shape[0])
+    if apply:
+        for i, j in enumerate(piv):
+            rows[i], rows[j] = rows[j], rows[i]
+    return rows
+
+
+def permute_rows(x, rows, like):
+    """The rows of `x` taken in the order `rows`: axis -2 when `like` (the array whose rows
+    these are) is a matrix, -1 when it is a vector, so a leading axis of directions passes.
+    None stays None. Linear; its transpose takes the rows back (``np.argsort(rows)``)."""
+    if x is None:
+        return None
+    return np.take(x, rows, axis=-2 if np.ndim(like) >= 2 else -1)
+
+
+def lu_result(result, a, permute_l=False, p_indices=False):
+    """The result ``(p, l, u)`` of ``scipy.linalg.lu(a)``, after checking that the call is one
+    the rules cover: one square matrix, the default ``(p, l, u)`` result (``p`` a matrix)."""
+    shape = np.shape(a)
+    if permute_l or p_indices or len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(
+            "derivatives of scipy.linalg.lu are implemented for one square matrix and the "
+            f"default result (p, l, u); got a of shape {shape}, permute_l={permute_l}, "
+            f"p_indices={p_indices}"
+        )
+    return result
+
+
+# -- expm ----------------------------------------------------------------------------------------
+
+
+def expm_frechet_of(a, e):
+    """``scipy.linalg.expm_frechet(a, e, compute_expm=False)``: the derivative of ``expm`` at
+    `a` along `e` (stacks on leading axes broadcast; None: no `e`, zeros). Its own
+    derivatives are Fréchet derivatives of twice the size: ``L(a, e)`` is the top-right block
+    of ``expm([[a, e], [0, a]])`` (see `frechet_block`)."""
+    from scipy.linalg import expm_frechet
+
+    if e is None:
+        return np.zeros(np.shape(a))
+    a, e = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(e))
+    return expm_frechet(a, e, compute_expm=False)
+
+
+def frechet_block(a, e):
+    """``[[a, e], [0, a]]`` for matrices on the last two axes (None: zeros), whose exponential
+    holds ``L(a, e)`` top right. Linear in ``(a, e)`` together; its transpose is
+    ``(block_diagonal_sum(g), block_corner(g))``."""
+    like = e if a is None else a
+    a = np.zeros(np.shape(like)) if a is None else np.asarray(a)
+    e = np.zeros(np.shape(like)) if e is None else np.asarray(e)
+    a, e = np.broadcast_arrays(a, e)
+    top = np.concatenate([a, e], axis=-1)
+    return np.concatenate([top, np.concatenate([np.zeros_like(a), a], axis=-1)], axis=-2)
+
+
+def block_corner(m):
+    """The top-right quarter of the matrices `m` (even size). Linear."""
+    n = np.shape(m)[-1] // 2
+    return m[..., :n, n:]
+
+
+def block_diagonal_sum(m):
+    """The sum of the two diagonal quarters of the matrices `m` (even size). Linear."""
+    n = np.shape(m)[-1] // 2
+    return m[..., :n, :n] + m[..., n:, n:]
+
+
+# -- Sylvester equations -------------------------------------------------------------------------
+
+
+def sylvester_solve(a, b, q):
+    """``scipy.linalg.solve_sylvester(a, b, q)``: ``x`` with ``a x + x b = q`` (stacks on
+    leading axes broadcast, so a leading axis of directions in `q` passes)."""
+    from scipy.linalg import solve_sylvester
+
+    return solve_sylvester(a, b, q)
+
+
+def sylvester_rhs(tq, ta, tb, x):
+    """``tq - ta x - x tb`` (None: no such term): the right side whose Sylvester solve is the
+    tangent of ``x = solve_sylvester(a, b, q)``."""
+    out = 0.0 if tq is None else tq
+    if x is None:
+        return out
+    if ta is not None:
+        out = out - ta @ x
+    if tb is not None:
+        out = out - x @ tb
+    return out

@@ -13,6 +13,7 @@ Rows of primitives returning a tuple of differentiable arrays (``eigh``, ``svd``
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Sequence
 
@@ -21,8 +22,16 @@ import numpy as np
 try:  # SciPy is optional at run time; the dev extra installs it
     import s2sgrad.runtime.rules.scipy_linalg  # noqa: F401  (until SciPy rules load lazily)
     import scipy.linalg
+    import scipy.signal
 except ImportError:  # pragma: no cover
     scipy = None
+
+# scipy.signal's rules need library functions to be opaque to the compiler (its mutation
+# check walks into scipy.signal.convolve's own source otherwise): until that lands, they are
+# neither loaded nor tested here
+LIBRARY_OPAQUE = importlib.util.find_spec("s2sgrad.transforms.library") is not None
+if scipy is not None and LIBRARY_OPAQUE:
+    importlib.import_module("s2sgrad.runtime.rules.scipy_signal")  # (until SciPy rules load lazily)
 
 
 def spd(rng, shape):
@@ -54,7 +63,21 @@ def distinct_singular(rng, shape):
     return (u * s[..., None, :]) @ np.swapaxes(v, -1, -2)
 
 
+def real_eigen(rng, shape):
+    """Non-symmetric matrices with real eigenvalues at least 1 apart and well-conditioned
+    eigenvectors (``q diag(w) q^-1``, ``q`` near the identity)."""
+    q = np.eye(shape[-1]) + 0.3 * rng.uniform(-1.0, 1.0, shape)
+    w = np.arange(shape[-1], dtype=float) * 1.5 - 2.0 + rng.uniform(0.0, 0.3, shape[:-1])
+    return (q * w[..., None, :]) @ np.linalg.inv(q)
+
+
+def small(rng, shape):
+    """Matrices of moderate norm (so that expm's entries stay of order 1)."""
+    return rng.uniform(-0.6, 0.6, shape)
+
+
 SQUARE = (((3, 3),), ((2, 4, 4),))
+PIVOTS = np.array([2, 2, 2])  # lu_factor's pivots of a 3 x 3 matrix: rows 0 and 2 swapped
 
 
 def _rows(Row):
@@ -91,6 +114,8 @@ def _rows(Row):
             Row(np.linalg.qr, (((4, 3),), ((3, 3),), ((2, 4, 2),)), output=k, tol=1e-5)
             for k in (0, 1)
         ],
+        *[Row(np.linalg.eig, SQUARE, domain=real_eigen, output=k, tol=1e-5) for k in (0, 1)],
+        Row(np.linalg.eigvals, SQUARE, domain=real_eigen, tol=1e-5),
         # -- FFT ------------------------------------------------------------------------------
         *[Row(p, (((8,),), ((7,),), ((2, 6),))) for p in (fft.fft, fft.ifft, fft.rfft)],
         Row(fft.fft, (((5, 3),),), args=lambda x: (x, 4, 0)),
@@ -120,57 +145,132 @@ def _rows(Row):
         Row(np.convolve, (((5,), (3,)),)),
         Row(np.correlate, (((5,), (3,)),)),
     ]
-    rows += _helper_rows(Row)
+    rows += _helper_rows(Row) + _norm_rows(Row)
     if scipy is not None:
-        linalg = scipy.linalg
-        rows += [
-            Row(linalg.cholesky, (((3, 3),),), domain=spd, tol=1e-5),
-            Row(linalg.cholesky, (((4, 4),),), kwargs={"lower": True}, domain=spd, tol=1e-5),
-            Row(linalg.cho_factor, (((3, 3),),), domain=spd, output=0, tol=1e-5),
-            Row(
-                linalg.cho_factor,
-                (((4, 4),),),
-                kwargs={"lower": True},
-                domain=spd,
-                output=0,
-                tol=1e-5,
-            ),
-            Row(
-                linalg.cho_solve,
-                (((3, 3), (3,)), ((4, 4), (4, 2))),
-                args=lambda c, b: ((c, True), b),
-                domain=(triangular, (-2.0, 2.0)),
-                tol=1e-5,
-            ),
-            Row(
-                linalg.cho_solve,
-                (((3, 3), (3, 2)),),
-                args=lambda c, b: ((c, False), b),
-                domain=(triangular, (-2.0, 2.0)),
-                tol=1e-5,
-            ),
+        rows += _scipy_rows(Row)
+    return rows
+
+
+def _scipy_rows(Row):
+    """scipy.linalg and scipy.signal, with the helpers that only their rules call."""
+    from s2sgrad import runtime
+
+    linalg = scipy.linalg
+    zeros = np.zeros
+    square_pair = (((3, 3), (3, 3)), ((2, 3, 3), (2, 3, 3)))
+    rows = [
+        Row(linalg.cholesky, (((3, 3),),), domain=spd, tol=1e-5),
+        Row(linalg.cholesky, (((4, 4),),), kwargs={"lower": True}, domain=spd, tol=1e-5),
+        Row(linalg.cho_factor, (((3, 3),),), domain=spd, output=0, tol=1e-5),
+        Row(
+            linalg.cho_factor,
+            (((4, 4),),),
+            kwargs={"lower": True},
+            domain=spd,
+            output=0,
+            tol=1e-5,
+        ),
+        Row(
+            linalg.cho_solve,
+            (((3, 3), (3,)), ((4, 4), (4, 2))),
+            args=lambda c, b: ((c, True), b),
+            domain=(triangular, (-2.0, 2.0)),
+            tol=1e-5,
+        ),
+        Row(
+            linalg.cho_solve,
+            (((3, 3), (3, 2)),),
+            args=lambda c, b: ((c, False), b),
+            domain=(triangular, (-2.0, 2.0)),
+            tol=1e-5,
+        ),
+        Row(
+            linalg.solve_triangular,
+            (((3, 3), (3,)), ((4, 4), (4, 2))),
+            domain=(triangular, (-2.0, 2.0)),
+            tol=1e-5,
+        ),
+        *[
             Row(
                 linalg.solve_triangular,
-                (((3, 3), (3,)), ((4, 4), (4, 2))),
+                (((3, 3), (3, 2)),),
+                kwargs=kw,
                 domain=(triangular, (-2.0, 2.0)),
                 tol=1e-5,
-            ),
-            *[
-                Row(
-                    linalg.solve_triangular,
-                    (((3, 3), (3, 2)),),
-                    kwargs=kw,
-                    domain=(triangular, (-2.0, 2.0)),
-                    tol=1e-5,
-                )
-                for kw in (
-                    {"lower": True},
-                    {"trans": 1},
-                    {"trans": "T", "lower": True, "unit_diagonal": True},
-                )
-            ],
+            )
+            for kw in (
+                {"lower": True},
+                {"trans": 1},
+                {"trans": "T", "lower": True, "unit_diagonal": True},
+            )
+        ],
+        *[Row(linalg.lu_factor, (((3, 3),), ((4, 4),)), output=k, tol=1e-5) for k in (0,)],
+        *[
+            Row(
+                linalg.lu_solve,
+                (((3, 3), (3,)), ((3, 3), (3, 2))),
+                args=lambda c, b: ((c, PIVOTS), b),
+                kwargs=kw,
+                domain=(triangular, (-2.0, 2.0)),
+                tol=1e-5,
+            )
+            for kw in ({}, {"trans": 1})
+        ],
+        *[Row(linalg.lu, (((3, 3),), ((4, 4),)), output=k, tol=1e-5) for k in (1, 2)],
+        Row(linalg.expm, (((3, 3),), ((2, 3, 3),)), domain=small, tol=1e-5),
+        Row(linalg.sqrtm, (((3, 3),),), domain=spd, tol=1e-5),
+        *[
+            Row(
+                p,
+                (((3, 3), (3, 3), (3, 3)), ((3, 3), (2, 2), (3, 2))),
+                domain=(triangular, triangular, (-2.0, 2.0)),
+                tol=1e-5,
+            )
+            for p in (linalg.solve_sylvester, runtime.sylvester_solve)
+        ],
+        Row(runtime.expm_frechet_of, square_pair, domain=small, tol=1e-5),
+        Row(runtime.frechet_block, square_pair),
+        *[
+            Row(p, (((4, 4),), ((2, 6, 6),)))
+            for p in (runtime.block_corner, runtime.block_diagonal_sum)
+        ],
+        Row(
+            runtime.permute_rows,
+            (((3, 2),),),
+            args=lambda x: (x, np.array([2, 0, 1]), zeros((3, 2))),
+        ),
+        Row(runtime.permute_rows, (((3,),),), args=lambda x: (x, np.array([1, 2, 0]), zeros(3))),
+    ]
+    if LIBRARY_OPAQUE:
+        signal = scipy.signal
+        rows += [
+            Row(p, (((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3))), kwargs={"mode": m})
+            for p in (signal.convolve, signal.correlate)
+            for m in ("full", "same", "valid")
+        ] + [
+            Row(p, (((4,), (3,)), ((3, 4), (2, 2))))
+            for p in (runtime.signal_convolve, runtime.signal_correlate)
         ]
     return rows
+
+
+def _norm_rows(Row):
+    """np.linalg.norm's combinations beyond tests/rule_table.py's LINALG rows."""
+    norm = np.linalg.norm
+    return [
+        *[Row(norm, (((5,),),), kwargs={"ord": p}) for p in (-1, -2, 0, -0.5)],
+        Row(norm, (((2, 3, 4),),), kwargs={"ord": 2, "axis": 0}),
+        Row(norm, (((2, 3, 4),),), kwargs={"ord": 3, "axis": (1,), "keepdims": True}),
+        Row(norm, (((2, 3, 4),),), kwargs={"ord": -np.inf, "axis": 2}),
+        Row(norm, (((2, 3, 4),),), kwargs={"ord": 0.5, "axis": -2, "keepdims": True}),
+        *[
+            Row(norm, (((3, 4, 2),),), kwargs={"ord": p, "axis": (0, 1), "keepdims": True})
+            for p in ("fro", "nuc", -1, -2, np.inf)
+        ],
+        Row(norm, (((4, 3),),), kwargs={"ord": -2}, domain=distinct_singular),
+        Row(norm, (((2, 3),),), kwargs={"axis": (1, 0)}),
+        Row(norm, (((2, 3),),), kwargs={"ord": np.inf, "axis": None}),
+    ]
 
 
 def spread(rng, shape):

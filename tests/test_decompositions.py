@@ -1,6 +1,8 @@
-"""Decompositions, FFT and convolutions through whole programs: every derivative against
-central finite differences (reverse and forward) and checked to second order, plus the
-conventions `runtime/rules/decompositions.py` documents (reconstructions, signs, ties).
+"""Decompositions, scipy.linalg's matrix functions, FFT and convolutions through whole
+programs: every derivative against central finite differences (reverse and forward) and
+checked to second order, plus the conventions `runtime/rules/decompositions.py` and
+`runtime/rules/scipy_linalg.py` document (reconstructions, signs, ties, refusals), and
+np.linalg.norm with random ord/axis/keepdims.
 
 The rule-table rows check each primitive alone; these programs use several components of a
 tuple result at once (``w`` and ``v`` of ``eigh``), the ``c = cho_factor(a)`` idiom and
@@ -14,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.linalg
 from numerical import numerical_gradient
-from rule_table_matrix import distinct_singular, spd, symmetric
+from rule_table_matrix import LIBRARY_OPAQUE, distinct_singular, real_eigen, small, spd, symmetric
 
 import s2sgrad as sg
 from s2sgrad import runtime
@@ -95,6 +97,36 @@ def convolutions(x):
     return t + np.sum(np.correlate(x[1:3], x, "same") ** 2) + np.sum(np.correlate(x, x[1:4]) ** 2)
 
 
+def eig_both(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(w * np.arange(4.0)) + np.sum(v**2 * W4) + np.sum(np.linalg.eigvals(a) ** 3)
+
+
+def lu_pipeline(a):
+    lu, piv = scipy.linalg.lu_factor(a)
+    x = scipy.linalg.lu_solve((lu, piv), B42)
+    y = scipy.linalg.lu_solve((lu, piv), a[:, 0], trans=1)
+    return np.sum(x * B42) + np.sum(y**2) + np.sum(lu * W4)
+
+
+def lu_factors(a):
+    p, low, up = scipy.linalg.lu(a)
+    return np.sum((p @ low) * W4) + np.sum(up**2)
+
+
+def matrix_functions(a):
+    e = scipy.linalg.expm(0.5 * a)
+    root = scipy.linalg.sqrtm(a @ a.T + 4.0 * np.eye(4))
+    x = scipy.linalg.solve_sylvester(e, root, W4 + a)
+    return np.sum(x * W4) + np.sum(root * e)
+
+
+def signal_programs(x):
+    m = np.reshape(x, (2, 4))
+    t = np.sum(scipy.signal.convolve(m, m[:, :3] * W4[:2, :3], "same") ** 2)
+    return t + np.sum(scipy.signal.correlate(x, x[1:4] * 2.0, "valid") ** 2)
+
+
 PROGRAMS = [
     (eigh_both, symmetric(RNG, (4, 4))),
     (eigh_upper, symmetric(RNG, (4, 4)) + np.triu(RNG.normal(size=(4, 4)), 1)),
@@ -109,7 +141,15 @@ PROGRAMS = [
     (two_dimensional, RNG.normal(size=(4, 6))),
     (shifted_spectrum, RNG.normal(size=(4, 6))),
     (convolutions, RNG.normal(size=7)),
+    (eig_both, real_eigen(RNG, (4, 4))),
+    (lu_pipeline, RNG.normal(size=(4, 4)) + 2.0 * np.eye(4)),
+    (lu_factors, RNG.normal(size=(4, 4))),
+    (matrix_functions, small(RNG, (4, 4))),
 ]
+if LIBRARY_OPAQUE:  # see tests/rule_table_matrix.py
+    import scipy.signal
+
+    PROGRAMS.append((signal_programs, RNG.normal(size=8)))
 IDS = [f.__name__ for f, _ in PROGRAMS]
 
 
@@ -209,3 +249,79 @@ def test_unsupported_modes_raise_clear_errors():
 
     with pytest.raises(ValueError, match="m >= n"):
         sg.grad(wide_qr)(RNG.normal(size=(2, 4)))
+
+
+def test_eig_conventions_and_complex_eigenvalues():
+    """Each eigenvector keeps unit length (v . dv = 0); complex eigenvalues are refused."""
+    a = real_eigen(np.random.default_rng(6), (4, 4))
+    t = np.random.default_rng(7).normal(size=(4, 4))
+
+    def vectors(m):
+        return np.linalg.eig(m)[1]
+
+    v, tv = sg.jvp(vectors, (a,), (t,))
+    np.testing.assert_allclose(np.einsum("ij,ij->j", v, tv), 0.0, atol=1e-12)
+
+    def total(m):
+        return np.sum(np.linalg.eigvals(m))
+
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="real eigenvalues"):
+        sg.grad(total)(rotation)
+
+
+def test_lu_refusals_are_clear():
+    def stacked(m):
+        return np.sum(scipy.linalg.lu_factor(m)[0])
+
+    with pytest.raises(ValueError, match="one square matrix"):
+        sg.grad(stacked)(RNG.normal(size=(2, 3, 3)) + 3 * np.eye(3))
+
+    def permuted(m):
+        pl, up = scipy.linalg.lu(m, permute_l=True)
+        return np.sum(pl) + np.sum(up)
+
+    with pytest.raises(ValueError, match="default result"):
+        sg.grad(permuted)(RNG.normal(size=(3, 3)))
+
+
+def test_expm_adjoint_is_the_frechet_derivative_at_the_transpose():
+    """<G, L(A, E)> = <L(A^T, G), E>, with SciPy's expm_frechet as the reference."""
+    a = small(np.random.default_rng(8), (4, 4))
+    e = RNG.normal(size=(4, 4))
+
+    def weighted(m):
+        return np.sum(scipy.linalg.expm(m) * W4)
+
+    want = np.sum(scipy.linalg.expm_frechet(a, e, compute_expm=False) * W4)
+    np.testing.assert_allclose(np.sum(sg.grad(weighted)(a) * e), want, rtol=1e-10)
+
+
+NORM_ORDS = {
+    1: [None, 1, 2, 3, 0.5, -1, -2, np.inf, -np.inf, 0],
+    2: [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf],
+}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_random_norm_combinations(seed):
+    """np.linalg.norm with a random shape, ord, axis and keepdims, in both modes and to second
+    order (inputs away from ties and zeros, where every ord is smooth)."""
+    rng = np.random.default_rng(100 + seed)
+    ndim = int(rng.integers(1, 4))
+    shape = tuple(int(k) for k in rng.integers(2, 5, ndim))
+    kind = 2 if ndim >= 2 and rng.random() < 0.5 else 1
+    ord_ = NORM_ORDS[kind][int(rng.integers(len(NORM_ORDS[kind])))]
+    axes = [int(k) for k in rng.permutation(ndim)[:kind]]
+    axis = axes[0] if kind == 1 else tuple(axes)
+    keepdims = bool(rng.integers(2))
+    x = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+    x = x + 0.01 * np.arange(x.size).reshape(shape)  # no ties among entries or sums
+
+    def case(v):
+        return np.sum(np.linalg.norm(v, ord_, axis, keepdims) ** 2)
+
+    np.testing.assert_allclose(
+        sg.grad(case)(x), numerical_gradient(case, [x], 0), rtol=1e-5, atol=1e-6
+    )
+    check_grads(case, (x,), order=2, rtol=1e-4, atol=1e-4, eps=1e-5)

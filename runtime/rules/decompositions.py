@@ -1,4 +1,5 @@
-"""Rules of NumPy's matrix decompositions: cholesky, eigh, eigvalsh, svd, svdvals, qr.
+"""Rules of NumPy's matrix decompositions: cholesky, eigh, eigvalsh, eig, eigvals, svd, svdvals,
+qr.
 
 Every template here is straight-line NumPy over primitives that have rules of their own (``@``,
 ``np.swapaxes``, ``np.einsum``, the helpers of ``runtime/matrix_helpers.py``), so the code the
@@ -32,6 +33,12 @@ Conventions (tests/test_decompositions.py checks each):
   matrices only (the extra columns of a non-square one are arbitrary): a ValueError says to
   pass ``full_matrices=False``. ``compute_uv=False`` (and ``np.linalg.svdvals``) works.
 - **QR.** ``mode="reduced"`` (the default) for ``m >= n``; other modes are a ValueError.
+- **eig, eigvals.** Real matrices whose eigenvalues are all real (NumPy then returns real
+  arrays); a complex eigenvalue is a ValueError (its eigenvector's phase is LAPACK's choice,
+  and the rules' real arithmetic would not see it). NumPy scales each eigenvector to unit
+  length, so, as for ``eigh``, the tangent of ``v_i`` is orthogonal to ``v_i``; ties are
+  handled by `inverse_gaps` as above. The rules solve with ``V`` (O(n^3)), so a defective
+  (non-diagonalizable) matrix makes them fail or blow up, as its eigenvectors do.
 """
 
 import numpy as np
@@ -40,6 +47,7 @@ from ..array_helpers import safe_divide
 from ..matrix_helpers import (
     adjoint_part,
     batch_adjoint_part,
+    eig_factors,
     half_triangle,
     inverse_gaps,
     other_trans,
@@ -119,6 +127,50 @@ def eigvalsh_(tangents, ans, a, UPLO="L"):
     v = np.linalg.eigh(a, UPLO)[1]
     s = symmetric_from_triangle(tangents[0], UPLO)
     return np.einsum("...ji,...jk,...ki->...i", v, s, v)
+
+
+# -- eig, eigvals --------------------------------------------------------------------------------
+# a = V diag(w) V^-1, columns of V of unit length. Forward, with M = V^-1 da V, F = inverse_gaps(w):
+# dw = diag(M), dV = V (F * M) then its part along each v_i removed (unit length kept).
+# Reverse: the transpose of each step: gV -> gV - V diag(diag(V^T gV)) (the normalization),
+# K = F * (V^T gV) + diag(gw), ga = V^-T K V^T.
+
+
+@vjp(np.linalg.eig)
+def eig(g, ans, a):
+    f = eig_factors(ans, a)
+    w = f[0]
+    v = f[1]
+    vt = np.swapaxes(v, -1, -2)
+    vg = vt @ adjoint_part(g, 1, v)
+    kept = vg - (vt @ v) * np.expand_dims(np.einsum("...ii->...i", vg), -2)
+    gw = np.expand_dims(adjoint_part(g, 0, w), -1) * np.eye(np.shape(w)[-1])
+    return np.linalg.solve(vt, (inverse_gaps(w) * kept + gw) @ vt)
+
+
+@jvp(np.linalg.eig)
+def eig_(tangents, ans, a):
+    f = eig_factors(ans, a)
+    v = f[1]
+    m = np.linalg.solve(v, tangents[0] @ v)
+    dv = v @ (inverse_gaps(f[0]) * m)
+    out = (
+        np.einsum("...ii->...i", m),
+        dv - v * np.expand_dims(np.einsum("...ki,...ki->...i", v, dv), -2),
+    )
+    return out
+
+
+@vjp(np.linalg.eigvals)
+def eigvals(g, ans, a):
+    vt = np.swapaxes(eig_factors(np.linalg.eig(a), a, ans)[1], -1, -2)
+    return np.linalg.solve(vt, np.expand_dims(g, -1) * vt)
+
+
+@jvp(np.linalg.eigvals)
+def eigvals_(tangents, ans, a):
+    v = eig_factors(np.linalg.eig(a), a, ans)[1]
+    return np.einsum("...ii->...i", np.linalg.solve(v, tangents[0] @ v))
 
 
 # -- svd, svdvals --------------------------------------------------------------------------------
@@ -304,4 +356,9 @@ def svd_factors_(tangents, ans, result, a, full_matrices=True, compute_uv=True, 
 
 @jvp(qr_factors)
 def qr_factors_(tangents, ans, result, a, mode="reduced"):
+    return tangents[0]
+
+
+@jvp(eig_factors)
+def eig_factors_(tangents, ans, result, a, w=None):
     return tangents[0]
