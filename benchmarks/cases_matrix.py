@@ -6,7 +6,6 @@ written once for the case at hand), the issue's target being 1.5x. Included in
 from __future__ import annotations
 
 import numpy as np
-import s2sgrad.runtime.rules.scipy_linalg  # noqa: F401  (until SciPy's rules load by themselves)
 import scipy.linalg
 
 from .cases import Case

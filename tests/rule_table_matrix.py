@@ -13,25 +13,16 @@ Rows of primitives returning a tuple of differentiable arrays (``eigh``, ``svd``
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 
-try:  # SciPy is optional at run time; the dev extra installs it
-    import s2sgrad.runtime.rules.scipy_linalg  # noqa: F401  (until SciPy rules load lazily)
+try:  # SciPy is optional at run time; the dev extra installs it (its rules load lazily)
     import scipy.linalg
     import scipy.signal
 except ImportError:  # pragma: no cover
     scipy = None
-
-# scipy.signal's rules need library functions to be opaque to the compiler (its mutation
-# check walks into scipy.signal.convolve's own source otherwise): until that lands, they are
-# neither loaded nor tested here
-LIBRARY_OPAQUE = importlib.util.find_spec("s2sgrad.transforms.library") is not None
-if scipy is not None and LIBRARY_OPAQUE:
-    importlib.import_module("s2sgrad.runtime.rules.scipy_signal")  # (until SciPy rules load lazily)
 
 
 def spd(rng, shape):
@@ -241,7 +232,7 @@ def _scipy_rows(Row):
         ),
         Row(runtime.permute_rows, (((3,),),), args=lambda x: (x, np.array([1, 2, 0]), zeros(3))),
     ]
-    if LIBRARY_OPAQUE:
+    if scipy is not None:
         signal = scipy.signal
         rows += [
             Row(p, (((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3))), kwargs={"mode": m})
