@@ -144,7 +144,12 @@ def _joined_or_repeated(shape: tuple, gshape: tuple, operands) -> bool:
 
 
 def match_shape(g, x):
-    """`g` broadcast to exactly ``x``'s shape, as a fresh array when broadcasting was needed."""
+    """`g` broadcast to exactly ``x``'s shape, as a fresh array when broadcasting was needed.
+
+    A real `x` gets the real part of a complex `g`: the adjoint of a real value that met
+    complex arithmetic (JAX's convention: a real input's gradient is real)."""
+    if np.iscomplexobj(g) and _is_real_value(x):
+        g = np.real(g)
     shape = _shape(x)
     if g.__class__ is list:
         g = np.asarray(g)
@@ -158,6 +163,13 @@ def match_shape(g, x):
         x = np.asarray(x)
     dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
     return np.full(shape, g, dtype=dtype)
+
+
+def _is_real_value(x) -> bool:
+    """`x` is a real number or array (not a shape kept in its place, not a container)."""
+    if isinstance(x, (float, int, np.floating, np.integer)):
+        return True
+    return isinstance(x, np.ndarray) and not np.iscomplexobj(x)
 
 
 def zero_adjoint(x):

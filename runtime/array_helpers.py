@@ -14,6 +14,9 @@ from .adjoint_helpers import unbroadcast, unreduce
 from .containers import by_position
 
 __all__ = [
+    "absolute_slope",
+    "absolute_slope_tangent",
+    "conjugate_if_complex",
     "delete_adjoint",
     "dot_adjoint_a",
     "dot_adjoint_b",
@@ -80,6 +83,29 @@ def safe_divide(x, y):
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
     return quotient
+
+
+def absolute_slope(x, magnitude):
+    """The slope of ``|x|`` in the rules' pairing: ``sign(x)`` for real `x`, and
+    ``conj(z) / |z|`` for complex `z` (0 where it is 0); `magnitude` is ``|x|``."""
+    if not np.iscomplexobj(x):
+        return np.sign(x)
+    return safe_divide(np.conj(x), magnitude)
+
+
+def absolute_slope_tangent(t, x, magnitude):
+    """The tangent of `absolute_slope` for the tangent `t` of `x` (0 for real `x`, where the
+    slope is piecewise constant)."""
+    if t is None or not np.iscomplexobj(x):
+        return 0.0
+    dmagnitude = np.real(safe_divide(np.conj(x), magnitude) * t)
+    return safe_divide(np.conj(t), magnitude) - safe_divide(np.conj(x) * dmagnitude, magnitude**2)
+
+
+def conjugate_if_complex(x):
+    """``np.conj(x)``, without the copy for a real `x` (the common case of rules that hold for
+    complex arguments too)."""
+    return np.conj(x) if np.iscomplexobj(x) else x
 
 
 def real_part_of(x, v):

@@ -375,10 +375,13 @@ def _shape_of(value) -> tuple:
 
 
 def batch_unbroadcast(t, ans, x, *operands):
-    """``unbroadcast`` applied to each direction of a batched tangent `t`."""
-    from .adjoint_helpers import unbroadcast
+    """``unbroadcast`` applied to each direction of a batched tangent `t` (the real part for a
+    real `x`, as `match_shape` gives a real value's adjoint)."""
+    from .adjoint_helpers import _is_real_value, unbroadcast
 
     t = np.asarray(t)
+    if np.iscomplexobj(t) and _is_real_value(x):
+        t = np.real(t)
     batch = t.shape[0]
     shapes = [_shape_of(x), *(_shape_of(o) for o in operands)]
     rank = max(len(s) for s in (*shapes, t.shape[1:]))

@@ -37,7 +37,7 @@ from .adjoints import assign, call
 from .codegen import parenthesize_node
 from .fold import number_literal
 from .operations import COPY, Operation
-from .tangent_rules import TangentContext, elementwise_tangent
+from .tangent_rules import TangentContext, elementwise_tangent, written_tangent
 from .walk import rewrite
 
 _PRODUCTS = (operator.matmul, np.matmul, np.dot)
@@ -115,7 +115,13 @@ class Diagonals:
             return None  # the result may be larger than the seeded argument
         context = _Coefficients(self)
         statements: list = []
-        diagonal = elementwise_tangent(op, cst.Name(target), context, statements)
+        if op.rule.jvp is not None:
+            # a written forward rule (|z|, the parts of a complex z: real maps, which their
+            # reverse rules' transposes are not): the directions are real, so the rule applied
+            # to the diagonal gives the diagonal
+            diagonal = written_tangent(op.rule.jvp, op, cst.Name(target), context, statements)
+        else:
+            diagonal = elementwise_tangent(op, cst.Name(target), context, statements)
         if diagonal is None:
             return None
         return statements + self._keep(target, diagonal)

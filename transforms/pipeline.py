@@ -22,6 +22,7 @@ from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
 from .aux import attach_aux, check_output, output_check, split_aux
 from .calls import link, split_of
+from .complex_values import may_be_complex
 from .edges import entry_edges
 from .fence import fence
 from .forward import ForwardSpec, forward
@@ -155,8 +156,18 @@ def generate_gradient(
         checks = ()
         if analysis.aux is None and not (spec.seeded or spec.given):  # sg.grad of a user's
             checks = output_check(analysis.nf, analysis.parsed.name)
+        complex_possible = may_be_complex(
+            analysis.nf.funcdef, analysis.activity, analysis.namespace
+        )
         funcdef, callees = reverse(
-            analysis.nf, analysis.activity, shapes, reverse_spec, namer, split_of, checks
+            analysis.nf,
+            analysis.activity,
+            shapes,
+            reverse_spec,
+            namer,
+            split_of,
+            checks,
+            complex_possible,
         )
         _show(debug, "reverse", funcdef)
         if analysis.aux is not None:

@@ -75,14 +75,16 @@ def reverse(
     namer: Namer,
     splits=None,
     checks: tuple = (),
+    complex_possible: bool = False,
 ) -> tuple[cst.FunctionDef, list]:
     """Build the gradient function of `nf` (see the module docstring); also return the
     splits of the user functions it calls. `checks` (statements reading the output) run
-    between the sweeps, where the output is final."""
+    between the sweeps, where the output is final; with `complex_possible` every gradient
+    goes through `match_shape`, which gives a real input the real part of its adjoint."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
     sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
     output, keep = _kept_value(nf, activity, sweeps, namer) if spec.with_value else (nf.output, [])
-    returned = _gradients(spec, sweeps.adjoints, output)
+    returned = _gradients(spec, sweeps.adjoints, output, complex_possible)
     body = [
         *sweeps.primal,
         *checks,
@@ -617,7 +619,7 @@ def bind_arguments(
 
 
 def _gradients(
-    spec: ReverseSpec, adjoints: Adjoints, output: cst.BaseExpression
+    spec: ReverseSpec, adjoints: Adjoints, output: cst.BaseExpression, complex_possible: bool
 ) -> cst.BaseExpression:
     grads = []
     for name in spec.wrt:
@@ -626,7 +628,8 @@ def _gradients(
             grads.append(call("as_structure", adjoint, cst.Name(name)))
         elif adjoints.has(name):
             adjoint = adjoints.names[name]
-            if adjoint in adjoints.full or adjoints.shapes.is_scalar(cst.Name(name)):
+            exact = adjoint in adjoints.full or adjoints.shapes.is_scalar(cst.Name(name))
+            if exact and not complex_possible:
                 grads.append(cst.Name(adjoint))
             else:
                 grads.append(call("match_shape", cst.Name(adjoint), cst.Name(name)))

@@ -197,6 +197,12 @@ def _sequence_tangent(arg, ctx: TangentContext):
     return arg.with_changes(elements=tuple(elements))
 
 
+def written_tangent(template_fn, op: Operation, ans, ctx: TangentContext, statements: list):
+    """The tangent a written forward rule (`template_fn`) gives `op`'s result, its statements
+    appended to `statements`; None when it reads no tangent."""
+    return _written(template_fn, op, ans, ctx, statements)
+
+
 def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: list):
     from .reverse import bind_arguments
 
@@ -393,4 +399,4 @@ def _select_items(node):
     return node.visit(_ItemSelector())
 
 
-__all__ = ["TangentContext", "elementwise_tangent", "tangent_of_call"]
+__all__ = ["TangentContext", "elementwise_tangent", "tangent_of_call", "written_tangent"]

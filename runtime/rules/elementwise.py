@@ -23,10 +23,18 @@ import operator
 import numpy as np
 
 from ..activations import relu as relu_primitive
-from ..array_helpers import real_part_of, safe_divide, scaled_power, tie_weights
+from ..array_helpers import (
+    absolute_slope,
+    absolute_slope_tangent,
+    real_part_of,
+    safe_divide,
+    scaled_power,
+    tie_weights,
+)
 from ..registry import registry
 
 vjp = registry.vjp
+jvp = registry.jvp
 
 # -- arithmetic -----------------------------------------------------------------------------------
 
@@ -96,7 +104,19 @@ def math_sqrt(g, ans, x):
 
 @vjp(np.absolute, np.fabs, builtins.abs, math.fabs, elementwise=True)
 def absolute(g, ans, x):
-    return g * np.sign(x)
+    # sign(x); conj(z) / |z| for a complex z (|z| is a real map of it: README, "Complex")
+    return g * absolute_slope(x, ans)
+
+
+@jvp(np.absolute, builtins.abs)
+def absolute_jvp(tangents, ans, x):
+    return np.real(tangents[0] * absolute_slope(x, ans))
+
+
+@jvp(absolute_slope)
+def absolute_slope_jvp(tangents, ans, x, magnitude):
+    # 0 for real x (a sign); for complex z the derivative of conj(z) / |z|
+    return absolute_slope_tangent(tangents[0], x, magnitude)
 
 
 @vjp(np.maximum, np.fmax, builtins.max, elementwise=True)
@@ -378,3 +398,27 @@ def conjugate(g, ans, x):
 def angle(g, ans, z, deg=False):
     # 0 on real input (the angle is 0 or pi there)
     return real_part_of(z, g * safe_divide(np.conj(z * 1j), np.abs(z) ** 2))
+
+
+# Their forward rules are not the transposes above: the parts of a complex number are real
+# maps of it, not complex-linear ones (the derived rule would pass a complex tangent through)
+
+
+@jvp(np.real, np.real_if_close)
+def real_jvp(tangents, ans, val):
+    return np.real(tangents[0])
+
+
+@jvp(np.imag)
+def imag_jvp(tangents, ans, val):
+    return np.imag(tangents[0])
+
+
+@jvp(np.conj, np.conjugate)
+def conjugate_jvp(tangents, ans, x):
+    return np.conj(tangents[0])
+
+
+@jvp(np.angle)
+def angle_jvp(tangents, ans, z, deg=False):
+    return np.imag(safe_divide(tangents[0], z))

@@ -27,6 +27,8 @@ from ..adjoint_helpers import (
     zero_adjoint,
 )
 from ..array_helpers import (
+    absolute_slope_tangent,
+    conjugate_if_complex,
     delete_adjoint,
     dot_adjoint_a,
     dot_adjoint_b,
@@ -175,6 +177,8 @@ registry.linear(
 )
 registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(real_part_of, positions=(1,))
+registry.linear(conjugate_if_complex)
+registry.linear(absolute_slope_tangent)
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(fresh_containers, unaliased)
 
