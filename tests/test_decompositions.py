@@ -15,8 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.signal
 from numerical import numerical_gradient
-from rule_table_matrix import LIBRARY_OPAQUE, distinct_singular, real_eigen, small, spd, symmetric
+from rule_table_matrix import distinct_singular, real_eigen, small, spd, symmetric
 
 import s2sgrad as sg
 from s2sgrad import runtime
@@ -146,10 +147,7 @@ PROGRAMS = [
     (lu_factors, RNG.normal(size=(4, 4))),
     (matrix_functions, small(RNG, (4, 4))),
 ]
-if LIBRARY_OPAQUE:  # see tests/rule_table_matrix.py
-    import scipy.signal
-
-    PROGRAMS.append((signal_programs, RNG.normal(size=8)))
+PROGRAMS.append((signal_programs, RNG.normal(size=8)))
 IDS = [f.__name__ for f, _ in PROGRAMS]
 
 
