@@ -96,8 +96,8 @@ def absolute_slope(x, magnitude):
 def absolute_slope_tangent(t, x, magnitude):
     """The tangent of `absolute_slope` for the tangent `t` of `x` (0 for real `x`, where the
     slope is piecewise constant)."""
-    if t is None or not np.iscomplexobj(x):
-        return 0.0
+    if not np.iscomplexobj(x):  # zeros shaped like the slope's tangent (with t's batch axes)
+        return np.zeros(np.broadcast_shapes(np.shape(t), np.shape(x)))
     dmagnitude = np.real(safe_divide(np.conj(x), magnitude) * t)
     return safe_divide(np.conj(t), magnitude) - safe_divide(np.conj(x) * dmagnitude, magnitude**2)
 
