@@ -113,6 +113,10 @@ def parse_function(fn: object) -> ParsedFunction:
 @functools.lru_cache(maxsize=512)
 def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedFunction:
     name = code.co_name
+    if name == "<lambda>":
+        from .lambdas import parse_lambda  # (it builds a ParsedFunction)
+
+        return parse_lambda(code)
     try:
         lines, first_line = source_lines(code)
     except (OSError, TypeError) as exc:
@@ -124,11 +128,6 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
     filename = code.co_filename
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     dedented = _dedent(lines, lines[0][:indent] if lines else "")
-    if name == "<lambda>":
-        raise TypeError(
-            f"{filename}:{first_line}: s2sgrad cannot transform a lambda; define the function "
-            f"with `def` instead"
-        )
     try:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as exc:
@@ -142,7 +141,7 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
     if funcdef is None:
         raise TypeError(f"cannot find the definition of {name!r} in {filename}:{first_line}")
     tree = ast.parse(dedented)
-    stripped = funcdef.with_changes(decorators=())
+    stripped = funcdef.with_changes(decorators=(), params=_own_parameters(funcdef.params, code))
     indenter = _IndentBlocks()
     try:
         if _needs_rewriting(tree, dedented.splitlines()):
@@ -167,6 +166,22 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
         statement_lines=_statement_lines(stripped, tree, first_line),
         rebuilt=indenter.rebuilt,
         tree=tree,
+    )
+
+
+def _own_parameters(params: cst.Parameters, code: types.CodeType) -> cst.Parameters:
+    """The definition's parameters that are parameters of `code`: a method bound to its
+    instance (`transforms/bound.py`) is its definition compiled again with ``self`` a closure
+    variable, so its source names a parameter its code does not have."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    own = set(code.co_varnames[:count])
+    listed = (*params.posonly_params, *params.params, *params.kwonly_params)
+    if all(p.name.value in own for p in listed):
+        return params
+    return params.with_changes(
+        posonly_params=tuple(p for p in params.posonly_params if p.name.value in own),
+        params=tuple(p for p in params.params if p.name.value in own),
+        kwonly_params=tuple(p for p in params.kwonly_params if p.name.value in own),
     )
 
 

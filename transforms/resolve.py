@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 import libcst as cst
 
+from .bound import as_callee
 from .parse import ParsedFunction
 from .spelling import RESERVED, canonical_spelling
 
@@ -47,13 +48,20 @@ class Resolution:
         return name in self.locals
 
     def value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
-        """Evaluate a free name or an attribute chain rooted at one: (found, value)."""
+        """Evaluate a free name or an attribute chain rooted at one: (found, value). A bound
+        method, partial, callable object or lambda of the user's is the function the compiler
+        transforms for it (`bound.as_callee`: ``self.predict`` is ``predict`` with ``self``
+        fixed)."""
+        found, value = self._value_of(expr)
+        return (True, as_callee(value)) if found else (False, None)
+
+    def _value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
         if isinstance(expr, cst.Name):
             if expr.value in self.locals or expr.value not in self.free:
                 return False, None
             return True, self.free[expr.value]
         if isinstance(expr, cst.Attribute):
-            found, base = self.value_of(expr.value)
+            found, base = self._value_of(expr.value)
             if not found:
                 return False, None
             try:
