@@ -4,8 +4,8 @@ Output: the `ParsedFunction` unchanged, or a `TransformError` naming the constru
 user's line and column. Later passes may assume the body holds only: ``if``/``elif``/``else``,
 assignments to names and tuples of names, augmented assignments, annotated assignments,
 ``return``, ``raise``, ``pass``, ``assert``, expression statements (calls such as ``print``)
-and docstrings, built from expressions without lambdas, comprehensions, ``await``, ``yield``
-or walrus assignments.
+and docstrings, built from expressions without ``await``, ``yield`` or walrus assignments
+(lambdas: see `anf_lambdas`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ _NEVER: dict[type[cst.CSTNode], str] = {
     cst.With: "with",
     cst.Yield: "yield",
     cst.Await: "await",
-    cst.Lambda: "lambda",
     cst.ClassDef: "class definition",
     cst.Global: "global statement",
     cst.Nonlocal: "nonlocal statement",

@@ -128,6 +128,4 @@ def _span(node: ast.AST) -> tuple[int, int]:
 
 def _is_elif(statement: ast.stmt, lines: list[str]) -> bool:
     """An ``elif`` is an ``If`` in Python's tree, but its lines are no statement of their own."""
-    return isinstance(statement, ast.If) and lines[statement.lineno - 1].lstrip().startswith(
-        "elif"
-    )
+    return isinstance(statement, ast.If) and lines[statement.lineno - 1].lstrip().startswith("elif")

@@ -130,6 +130,22 @@ class _NameCollector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._collect_target(node.target)
 
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        """A lambda's parameters are its own: only the other names its body reads (and its
+        defaults) are read from the function."""
+        from .anf_lambdas import lambda_parameters
+
+        inner = _NameCollector()
+        node.body.visit(inner)
+        own = set(lambda_parameters(node))
+        for name, read in inner.loaded.items():
+            if name not in own:
+                self.loaded.setdefault(name, read)
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.default is not None:
+                param.default.visit(self)
+        return False
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._collect_target(node.target)
 
