@@ -367,6 +367,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
+            if self.configures_warnings(node):
+                return  # (its `with warnings.catch_warnings()` is gone: see anf_lambdas)
             if _is_method_call(node.value, "pop"):  # xs.pop(): its value goes unread
                 self.atom(node.value)
                 return

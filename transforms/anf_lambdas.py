@@ -5,6 +5,9 @@ that gives each a form the later passes know.
   derivative: `runtime/iteration.py`), ``d.values()`` is ``[d[k] for k in keys_of(d)]`` and
   ``d.items()`` is ``[(k, d[k]) for k in keys_of(d)]``: loops and comprehensions over them are
   loops over lists, and each value is an item read the rules differentiate;
+- a ``with warnings.catch_warnings():`` is replaced by its body (`parse`), so the
+  ``warnings.simplefilter(...)`` calls in it, which configure that context and would change the
+  process's filters without it, are dropped (`configures_warnings`);
 
 - ``map(fn, xs)`` is the list comprehension ``[fn(x) for x in xs]`` (a lambda's body written
   in place: ``map(lambda w: np.sum(w**2), ws)`` is ``[np.sum(w**2) for w in ws]``), so it is
@@ -18,6 +21,8 @@ that gives each a form the later passes know.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import libcst as cst
 from s2sgrad.runtime import registry
@@ -140,6 +145,14 @@ class LambdaNormalizing:
         return self.comprehension(
             cst.ListComp(elt=element, for_in=cst.CompFor(target=key, iter=keys))
         )
+
+    def configures_warnings(self, statement: cst.Expr) -> bool:
+        """``warnings.simplefilter(...)`` or ``warnings.filterwarnings(...)`` as a statement."""
+        call = statement.value
+        if not isinstance(call, cst.Call):
+            return False
+        found, value = self.resolution.value_of(call.func)
+        return found and value in (warnings.simplefilter, warnings.filterwarnings)
 
     def is_map(self, call: cst.Call) -> bool:
         return is_builtin_call(call, "map", self.resolution)

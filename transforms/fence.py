@@ -18,7 +18,7 @@ from .parse import ParsedFunction
 _NEVER: dict[type[cst.CSTNode], str] = {
     cst.Try: "try/except",
     cst.TryStar: "try/except*",
-    cst.With: "with",
+    cst.With: "with ... as",
     cst.Yield: "yield",
     cst.Await: "await",
     cst.ClassDef: "class definition",
@@ -44,6 +44,13 @@ class _Fence(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = type(node)
+        if kind is cst.With:
+            raise self.parsed.error(
+                node,
+                "with ... as is not supported by s2sgrad: only context managers that carry no "
+                "derivative (np.errstate, np.printoptions, warnings.catch_warnings), without "
+                "`as`, pass through",
+            )
         if kind in _NEVER:
             raise self.parsed.error(node, f"{_NEVER[kind]} is not supported by s2sgrad")
         if kind in _NOT_YET:

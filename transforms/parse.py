@@ -41,6 +41,9 @@ class ParsedFunction:
             indented, and their parents), mapped to the node it replaces.
         tree: the snippet as parsed by Python's `ast` (cheap questions about the whole
             function, such as whether anything in it may change a value in place).
+        managers: the context managers of the ``with`` statements whose bodies `funcdef`
+            holds in their place (``with np.errstate(...):``, see `_IndentBlocks`); `resolve`
+            checks that each is one that carries no derivative.
     """
 
     funcdef: cst.FunctionDef
@@ -53,6 +56,7 @@ class ParsedFunction:
     statement_lines: Mapping[cst.CSTNode, int]
     rebuilt: Mapping[cst.CSTNode, cst.CSTNode] = dataclasses.field(default_factory=dict)
     tree: ast.Module | None = None
+    managers: tuple[cst.Call, ...] = ()
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -166,6 +170,7 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
         statement_lines=_statement_lines(stripped, tree, first_line),
         rebuilt=indenter.rebuilt,
         tree=tree,
+        managers=tuple(indenter.managers),
     )
 
 
@@ -229,6 +234,7 @@ class _IndentBlocks(cst.CSTTransformer):
     def __init__(self) -> None:
         self.rebuilt: dict[cst.CSTNode, cst.CSTNode] = {}
         self.depth = 0
+        self.managers: list[cst.Call] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if _chain(node) is not None:
@@ -237,6 +243,25 @@ class _IndentBlocks(cst.CSTTransformer):
         if self.depth > _MAX_DEPTH:
             raise _TooDeep
         return super().on_visit(node)
+
+    def leave_With(self, original, updated):
+        """``with np.errstate(...): body`` as the statements of its body (a context manager
+        that carries no derivative changes nothing the derivative computes; `resolve` checks
+        which it is). A ``with`` binding a name (``as``) stays, for `fence` to refuse."""
+        if isinstance(updated.asynchronous, cst.Asynchronous) or not all(
+            isinstance(item.item, cst.Call) and item.asname is None for item in updated.items
+        ):
+            return updated
+        self.managers.extend(item.item for item in updated.items)
+        body = updated.body
+        if isinstance(body, cst.SimpleStatementSuite):
+            line = cst.SimpleStatementLine(body=body.body)
+            self.rebuilt[line] = original
+            return line
+        first, *rest = body.body
+        first = first.with_changes(leading_lines=(*original.leading_lines, *first.leading_lines))
+        self.rebuilt.setdefault(first, body.body[0])
+        return cst.FlattenSentinel((first, *rest))
 
     def leave_SimpleStatementSuite(self, original, updated):
         line = cst.SimpleStatementLine(
@@ -318,6 +343,8 @@ def _needs_rewriting(tree: ast.Module, lines: list[str]) -> bool:
             return True
         if isinstance(node, ast.stmt) and lines[node.lineno - 1][: node.col_offset].strip():
             return True
+        if isinstance(node, ast.With):  # (its body takes its place)
+            return True
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return False
 
@@ -343,7 +370,7 @@ def _statement_lines(funcdef: cst.FunctionDef, tree: ast.Module, first_line: int
     if node is None:
         return {}
     lines: dict[cst.CSTNode, int] = {}
-    statements = iter(node.body)
+    statements = iter(_without_with(node.body))
     for statement in funcdef.body.body:
         count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
         first = None
@@ -355,6 +382,20 @@ def _statement_lines(funcdef: cst.FunctionDef, tree: ast.Module, first_line: int
             break
         lines[statement] = first + first_line - 1
     return lines
+
+
+def _without_with(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """`statements` with each ``with`` that `_IndentBlocks` replaces by its body so replaced."""
+    flat: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.With) and all(
+            isinstance(item.context_expr, ast.Call) and item.optional_vars is None
+            for item in statement.items
+        ):
+            flat.extend(_without_with(statement.body))
+        else:
+            flat.append(statement)
+    return flat
 
 
 def _find_def(module: cst.Module, name: str) -> cst.FunctionDef | None:

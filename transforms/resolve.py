@@ -14,12 +14,19 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import types
+import warnings
 from collections.abc import Mapping
+
+import numpy as np
 
 import libcst as cst
 
 from .bound import as_callee
 from .parse import ParsedFunction
+
+# context managers a `with` of the user's may use: they change how NumPy reports errors or
+# prints, or which warnings show, never a value, so the body runs as if they were not there
+_INERT_MANAGERS = (np.errstate, np.printoptions, warnings.catch_warnings)
 from .spelling import RESERVED, canonical_spelling
 
 # Names generated code binds itself (RESERVED: its imports and the runtime helpers it calls);
@@ -185,7 +192,9 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         )
     )
     collector = _NameCollector()
-    funcdef.body.visit(collector)  # (not the defaults: values the enclosing scope computed
+    funcdef.body.visit(collector)
+    for manager in parsed.managers:  # (the with statements whose bodies took their place)
+        manager.visit(collector)  # (not the defaults: values the enclosing scope computed
     # when the def ran, which calls take from fn.__defaults__, not names the function reads)
     locals_ = frozenset(params) | frozenset(collector.assigned)
 
@@ -209,12 +218,22 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         else:
             raise parsed.error(node, f"name {name!r} is not defined")
     spelling = _spell_free_names(free, locals_)
-    return Resolution(
+    resolution = Resolution(
         params=params,
         locals=locals_,
         free=types.MappingProxyType(free),
         spelling=types.MappingProxyType(spelling),
     )
+    for manager in parsed.managers:
+        found, value = resolution.value_of(manager.func)
+        if not (found and value in _INERT_MANAGERS):
+            raise parsed.error(
+                manager,
+                "with is supported only for context managers that carry no derivative "
+                "(np.errstate, np.printoptions, warnings.catch_warnings): move this one out "
+                "of the differentiated function",
+            )
+    return resolution
 
 
 def _spell_free_names(free: Mapping[str, object], locals_: frozenset[str]) -> dict[str, str]:
