@@ -84,19 +84,21 @@ def split_of(fn: types.FunctionType) -> Split:
     return split
 
 
-# the base of the names of each user function's halves: unique in the process, so that two
-# functions with one name (two lambdas, two `helper`s of two modules) called by one function
-# never meet in its module's globals (one would call the other's halves)
-_split_namer = Namer()
-_split_bases: dict[tuple, str] = {}
+# the base of the names of each lambda's halves: every lambda is named `naming.LAMBDA`, so two
+# called by one function would meet in its module's globals (one calling the other's halves):
+# each gets a name of its own, ``lambda_``, ``lambda__1``, ... (functions keep their names)
+_lambda_namer = Namer()
+_lambda_bases: dict[tuple, str] = {}
 
 
 def split_base(fn: types.FunctionType) -> str:
-    """``g`` for the first function named ``g`` whose halves are made, ``g_1`` for another."""
+    """The name the halves of `fn` are named after: its own, or one of its own for a lambda."""
+    if fn.__code__.co_name != "<lambda>":
+        return fn.__name__
     key = (fn.__code__, id(fn.__globals__))
-    base = _split_bases.get(key)
+    base = _lambda_bases.get(key)
     if base is None:
-        base = _split_bases[key] = _split_namer.fresh(fn.__name__)
+        base = _lambda_bases[key] = _lambda_namer.fresh(fn.__name__)
     return base
 
 
