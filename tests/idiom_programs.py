@@ -147,7 +147,7 @@ def comprehension_of_items(params):
 
 def enumerate_zip(a, b):
     total = 0.0
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b)):  # noqa: B905  (as users write it)
         total = total + (i + 1.0) * x * y
     return total
 

@@ -41,7 +41,7 @@ def test_every_transform_accepts_it(name):
     value, gradient = sg.value_and_grad(f)(W)
     np.testing.assert_allclose(value, f(W))
     np.testing.assert_allclose(gradient, expected, rtol=1e-6, atol=1e-7)
-    out, back = sg.vjp(f, W)
+    _, back = sg.vjp(f, W)
     np.testing.assert_allclose(back(1.0)[0], expected, rtol=1e-6, atol=1e-7)
     _, tangent = sg.jvp(f, (W,), (np.ones(3),))
     np.testing.assert_allclose(tangent, np.sum(expected), rtol=1e-6, atol=1e-7)
@@ -101,8 +101,10 @@ def test_export_of_a_bound_method_names_the_instance(tmp_path):
 
 def test_wrt_by_name_on_a_method():
     np.testing.assert_allclose(
-        sg.grad(ip.MODEL.loss, wrt="w")(W), numerical_gradient(ip.MODEL.loss, (W,), 0),
-        rtol=1e-6, atol=1e-7,
+        sg.grad(ip.MODEL.loss, wrt="w")(W),
+        numerical_gradient(ip.MODEL.loss, (W,), 0),
+        rtol=1e-6,
+        atol=1e-7,
     )
 
 

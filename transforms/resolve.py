@@ -17,17 +17,16 @@ import types
 import warnings
 from collections.abc import Mapping
 
-import numpy as np
-
 import libcst as cst
+import numpy as np
 
 from .bound import as_callee
 from .parse import ParsedFunction
+from .spelling import RESERVED, canonical_spelling
 
 # context managers a `with` of the user's may use: they change how NumPy reports errors or
 # prints, or which warnings show, never a value, so the body runs as if they were not there
 _INERT_MANAGERS = (np.errstate, np.printoptions, warnings.catch_warnings)
-from .spelling import RESERVED, canonical_spelling
 
 # Names generated code binds itself (RESERVED: its imports and the runtime helpers it calls);
 # a user constant or local variable with one of these names is renamed. Both it and
