@@ -23,6 +23,8 @@ from .fft_helpers import *  # noqa: F403
 from .fft_helpers import __all__ as _fft_all
 from .helper_tangents import *  # noqa: F403
 from .helper_tangents import __all__ as _helper_tangent_all
+from .iteration import *  # noqa: F403
+from .iteration import __all__ as _iteration_all
 from .matrix_helpers import *  # noqa: F403
 from .matrix_helpers import __all__ as _matrix_all
 from .moved_elements import *  # noqa: F403
@@ -48,6 +50,7 @@ __all__ = [
     *_cumulative_all,
     *_fft_all,
     *_helper_tangent_all,
+    *_iteration_all,
     *_matrix_all,
     *_moved_all,
     *_special_all,

@@ -1,4 +1,6 @@
-"""What a transform accepts as `f`: a Python function, or a primitive differentiated by its rules.
+"""What a transform accepts as `f`: a Python function (a ``def``, a lambda, a bound method, a
+``functools.partial``, a callable object: see `transforms/bound.py`), or a primitive
+differentiated by its rules.
 
 ``sg.jvp(np.sin, (x,), (t,))`` and ``sg.grad(np.sin)`` are what a JAX user writes. A primitive
 (a NumPy ufunc or function, a `math` or builtin function, a function marked `sg.primitive`) has
@@ -19,6 +21,7 @@ import types
 import numpy as np
 
 from s2sgrad.runtime import qualified_name, registry
+from s2sgrad.transforms.bound import user_function
 from s2sgrad.transforms.library import is_library_function, missing_rule_hint
 from s2sgrad.transforms.spelling import canonical_spelling
 
@@ -28,13 +31,15 @@ _calling: dict[tuple, types.FunctionType] = {}
 
 
 def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
-    """`f` itself when it is a user's Python function, or the function calling the primitive
-    `f` with `arity` positional arguments (default: its required ones).
+    """`f` itself when it is a user's Python function, the function `transforms.bound` makes
+    of a lambda, a bound method, a partial or a callable object of the user's, or the function
+    calling the primitive `f` with `arity` positional arguments (default: its required ones).
 
     Raises:
         LookupError: `f` is a NumPy, math or builtin function with no gradient rule.
         TypeError: `f` is neither (a class, an object with no rule, ...).
     """
+    f = python_function(f)
     if isinstance(f, types.FunctionType) and registry.lookup(f) is None:
         own = (getattr(f, "__module__", "") or "").startswith("s2sgrad")  # generated code
         if is_library_function(f) and not own:  # scipy.special.logsumexp, the stdlib: never read
@@ -46,7 +51,8 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
         raise LookupError(f"no gradient registered for {name}{missing_rule_hint(f, name)}")
     if registry.lookup(f) is None:
         raise TypeError(
-            f"sg.{what} transforms Python functions defined with `def` and functions with "
+            f"sg.{what} transforms Python functions (defined with `def` or `lambda`, bound "
+            f"methods, functools.partial objects, callable objects) and functions with "
             f"registered gradient rules; got {type(f).__name__} {getattr(f, '__name__', f)!r}"
         )
     key = (f, arity)
@@ -54,6 +60,24 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
     if function is None:
         function = _calling[key] = _calling_function(f, _parameters(f, arity))
     return function
+
+
+def python_function(f):
+    """The Python function the transforms read for a lambda, bound method, partial or callable
+    object of the user's (`transforms/bound.py`); anything else as it is."""
+    lambda_ = isinstance(f, types.FunctionType) and f.__code__.co_name == "<lambda>"
+    if (lambda_ or not isinstance(f, types.FunctionType)) and _no_rule(f):
+        function = user_function(f)
+        if function is not None:
+            return function
+    return f
+
+
+def _no_rule(f) -> bool:
+    try:
+        return registry.lookup(f) is None
+    except TypeError:  # unhashable: no rule
+        return True
 
 
 def _is_library(f) -> bool:

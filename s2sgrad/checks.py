@@ -79,8 +79,10 @@ def check_grads(
     for name, value in (("eps", eps), ("rtol", rtol), ("atol", atol)):
         if not isinstance(value, numbers.Real) or value < 0 or (name == "eps" and value == 0):
             raise ValueError(f"check_grads: {name} must be a positive number; got {value!r}")
+    from .callables import python_function
     from .composed import bind, parameter_names
 
+    f = python_function(f)  # a method, lambda or partial: the function the transforms read
     values = bind(f, tuple(_promote(a) for a in args))
     params = parameter_names(f)
     active = _active_positions(params, values, wrt)

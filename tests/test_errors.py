@@ -12,7 +12,6 @@ import s2sgrad as sg
 REJECTED = {
     "uses_try": "try",
     "uses_with": "with",
-    "uses_lambda": "lambda",
     "uses_yield": "yield",
     "uses_global": "global",
     "uses_del": "del",
@@ -45,7 +44,7 @@ def test_rejected_construct_names_file_line_and_column(name):
     assert isinstance(error, SyntaxError)
     assert error.filename == rejected.__file__
     assert error.lineno == line
-    if name not in ("uses_walrus", "undefined_name", "uses_lambda"):
+    if name not in ("uses_walrus", "undefined_name"):
         assert error.offset == col  # statements: the caret is at the statement's start
     assert str(error).startswith(f"{rejected.__file__}:{line}:{error.offset}:")
     keyword = marker.split()[0]
@@ -107,9 +106,16 @@ def test_objects_that_are_not_functions_are_type_errors(fn):
         sg.grad(fn)
 
 
-def test_lambda_is_a_type_error():
-    with pytest.raises(TypeError, match="lambda"):
-        sg.grad(lambda x: x * 2)
+def test_lambda_is_differentiated():  # (issue 18: tests/test_callables.py)
+    assert sg.grad(lambda x: x * 2)(3.0) == 2.0
+    assert sg.grad(rejected.uses_lambda)(3.0) == 1.0
+
+
+def test_lambda_without_source_is_a_type_error():
+    namespace = {}
+    exec("f = lambda x: x * 2", namespace)
+    with pytest.raises(TypeError, match="source of the lambda"):
+        sg.grad(namespace["f"])
 
 
 def two_args(x, y):

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 import libcst as cst
 from s2sgrad.runtime import registry
 
+from .anf_lambdas import LambdaNormalizing
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
     NestedReads,
@@ -140,7 +141,7 @@ _NO_PARENS = {"lpar": (), "rpar": ()}
 _ARRAY_ONLY = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.Modulo)
 
 
-class _Normalizer(LoopNormalizing):
+class _Normalizer(LoopNormalizing, LambdaNormalizing):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
         self.parsed = parsed
         self.resolution = resolution
@@ -340,7 +341,14 @@ class _Normalizer(LoopNormalizing):
             self.line_of[target] = self.source_line
 
     def statement(self, node: cst.BaseSmallStatement) -> None:
-        if isinstance(node, cst.Assign):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Lambda)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
+            self.lambda_definition(node.targets[0].target.value, node.value, node)
+        elif isinstance(node, cst.Assign):
             self.assign([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             self.assign([node.target], node.value)
@@ -359,6 +367,8 @@ class _Normalizer(LoopNormalizing):
         elif isinstance(node, cst.Expr):
             if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return  # docstring
+            if self.configures_warnings(node):
+                return  # (its `with warnings.catch_warnings()` is gone: see anf_lambdas)
             if _is_method_call(node.value, "pop"):  # xs.pop(): its value goes unread
                 self.atom(node.value)
                 return
@@ -526,6 +536,7 @@ class _Normalizer(LoopNormalizing):
         # assigning `y` give y and y_1: analyses keyed by name never confuse them)
         taken = name in self.current or name in RESERVED or name in self.defined
         new = self.namer.version(name) if taken else name
+        self.namer.reserve(new)  # (a lambda's parameter is no local the namer started with)
         self.current[name] = new
         self.defined.add(new)
         if self.inlining:
@@ -604,6 +615,8 @@ class _Normalizer(LoopNormalizing):
             )
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
             return self.comprehension(expr)
+        if isinstance(expr, cst.Lambda):
+            return self.lambda_value(expr)
         if isinstance(expr, cst.IfExp):
             test = self.atom(expr.test)
             return self.choose(test, expr.body, expr.orelse, expr)
@@ -712,6 +725,11 @@ class _Normalizer(LoopNormalizing):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
+        if self.is_map(expr):
+            return self.mapped(expr)
+        view = self.dict_view(expr)
+        if view is not None:
+            return view
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )
@@ -724,6 +742,8 @@ class _Normalizer(LoopNormalizing):
                 func, "only calls of functions and of array methods are supported"
             )
         found, value = self.resolution.value_of(func) if spelled is not None else (False, None)
+        if found:
+            self.refuse_lambda_arguments(expr, value)
         method = func.attr.value if spelled is None else None
         arrays = one_array_arguments(value if found else None, method, expr.args)
         args = tuple(

@@ -16,7 +16,10 @@ from .blocks import (
     names_in_target,
     target_names,
 )
+from .operations import evaluate_spelling
 
+_LISTING = ("sorted", "list", "tuple", "map")  # builtins giving a list or tuple (map: see
+# `anf_lambdas`)
 END_OF_ITERATION = object()  # marks where a loop body's paths end (see _Normalizer.block)
 
 
@@ -260,16 +263,32 @@ class LoopNormalizing:
         return cst.Tuple((target.elements[0], *inner))
 
     def _gives_constants(self, source: cst.BaseExpression) -> bool:
-        """`source` calls a primitive registered without derivative."""
+        """`source` calls a primitive registered without derivative (the user's, or a
+        runtime helper normal form calls: ``keys_of(d)``)."""
         if not isinstance(source, cst.Call):
             return False
         found, fn = self.resolution.value_of(source.func)
+        if not found and isinstance(source.func, cst.Name):
+            if self.resolution.is_local(source.func.value):
+                return False
+            found, fn = evaluate_spelling(source.func, {})
         if not found:
             return False
         rule = registry.lookup(fn)
         return rule is not None and not rule.differentiable
 
     def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Call)):
-            raise self.parsed.error(expr, "looping over this kind of sequence is not supported yet")
+        """The sequence a loop indexes: a name, a list or tuple literal (``for t in [a, b]``),
+        a dict view of a local (``d.items()``: a list, see `anf_lambdas`), or a call of
+        ``sorted``, ``list`` or ``tuple`` (lists and tuples). Other calls may give iterators,
+        which have no items to index."""
+        if isinstance(expr, cst.Call) and not (
+            self.dict_view_call(expr)
+            or any(is_builtin_call(expr, name, self.resolution) for name in _LISTING)
+        ):
+            raise self.parsed.error(
+                expr,
+                "looping over the result of this call is not supported: loop over a list "
+                "(list(...)), a range or an array",
+            )
         return self.atom(expr)

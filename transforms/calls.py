@@ -27,6 +27,7 @@ import libcst as cst
 from . import codegen, transform_cache
 from .anf import is_literal
 from .edges import unalias_constants
+from .naming import Namer
 from .optimize import optimize
 from .parse import parse_function
 from .resolve import resolve
@@ -69,7 +70,8 @@ def split_of(fn: types.FunctionType) -> Split:
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
     params = parameters(fn)
-    split = Split(fn, f"_fwd_{fn.__name__}", f"_bwd_{fn.__name__}", params)
+    base = split_base(fn)
+    split = Split(fn, f"_fwd_{base}", f"_bwd_{base}", params)
     transform_cache.store(fn, _REVERSE_SPLIT, split)  # before compiling: recursion finds it
     _splits[id(split)] = split
     try:
@@ -80,6 +82,24 @@ def split_of(fn: types.FunctionType) -> Split:
         del _splits[id(split)]
         raise
     return split
+
+
+# the base of the names of each lambda's halves: every lambda is named `naming.LAMBDA`, so two
+# called by one function would meet in its module's globals (one calling the other's halves):
+# each gets a name of its own, ``lambda_``, ``lambda__1``, ... (functions keep their names)
+_lambda_namer = Namer()
+_lambda_bases: dict[tuple, str] = {}
+
+
+def split_base(fn: types.FunctionType) -> str:
+    """The name the halves of `fn` are named after: its own, or one of its own for a lambda."""
+    if fn.__code__.co_name != "<lambda>":
+        return fn.__name__
+    key = (fn.__code__, id(fn.__globals__))
+    base = _lambda_bases.get(key)
+    if base is None:
+        base = _lambda_bases[key] = _lambda_namer.fresh(fn.__name__)
+    return base
 
 
 def custom_split(fn: types.FunctionType) -> Split:
@@ -94,7 +114,8 @@ def custom_split(fn: types.FunctionType) -> Split:
     parsed = parse_function(fn)
     resolution = resolve(parsed, fn)
     params = parameters(fn)
-    split = Split(fn, f"_fwd_{fn.__name__}", f"_bwd_{fn.__name__}", params)
+    base = split_base(fn)
+    split = Split(fn, f"_fwd_{base}", f"_bwd_{base}", params)
     forward = parsed.funcdef.with_changes(
         name=cst.Name(split.forward), decorators=(), leading_lines=()
     )

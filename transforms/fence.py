@@ -4,8 +4,8 @@ Output: the `ParsedFunction` unchanged, or a `TransformError` naming the constru
 user's line and column. Later passes may assume the body holds only: ``if``/``elif``/``else``,
 assignments to names and tuples of names, augmented assignments, annotated assignments,
 ``return``, ``raise``, ``pass``, ``assert``, expression statements (calls such as ``print``)
-and docstrings, built from expressions without lambdas, comprehensions, ``await``, ``yield``
-or walrus assignments.
+and docstrings, built from expressions without ``await``, ``yield`` or walrus assignments
+(lambdas: see `anf_lambdas`).
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from .parse import ParsedFunction
 _NEVER: dict[type[cst.CSTNode], str] = {
     cst.Try: "try/except",
     cst.TryStar: "try/except*",
-    cst.With: "with",
+    cst.With: "with ... as",
     cst.Yield: "yield",
     cst.Await: "await",
-    cst.Lambda: "lambda",
     cst.ClassDef: "class definition",
     cst.Global: "global statement",
     cst.Nonlocal: "nonlocal statement",
@@ -45,6 +44,13 @@ class _Fence(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = type(node)
+        if kind is cst.With:
+            raise self.parsed.error(
+                node,
+                "with ... as is not supported by s2sgrad: only context managers that carry no "
+                "derivative (np.errstate, np.printoptions, warnings.catch_warnings), without "
+                "`as`, pass through",
+            )
         if kind in _NEVER:
             raise self.parsed.error(node, f"{_NEVER[kind]} is not supported by s2sgrad")
         if kind in _NOT_YET:

@@ -15,7 +15,7 @@ import types
 import libcst as cst
 
 from . import codegen, transform_cache
-from .calls import link, literal_defaults, parameters, publish
+from .calls import link, literal_defaults, parameters, publish, split_base
 from .edges import unalias_constants
 from .optimize import optimize
 from .shapes import infer_shapes
@@ -55,7 +55,7 @@ def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSp
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
     params = parameters(fn)
-    name = f"_jvp_{fn.__name__}" + ("_batched" if batched else "")
+    name = f"_jvp_{split_base(fn)}" + ("_batched" if batched else "")
     split = ForwardSplit(fn, name, params)
     transform_cache.store(fn, what, split)  # before compiling: a recursive call finds it
     try:

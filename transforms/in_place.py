@@ -10,6 +10,7 @@ import libcst as cst
 import numpy as np
 from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
+from .bound import as_callee
 from .library import is_user_function
 
 # array methods returning a view of (or an object from inside) their receiver
@@ -443,6 +444,7 @@ def user_callees(tree: ast.Module | None, free) -> list:
         value = free[func.id]
         for part in reversed(parts):
             value = getattr(value, part, None)
+        value = as_callee(value)  # self.predict(x): predict with self fixed
         if is_user_callee(value):
             found.append(value)
     return found

@@ -5,13 +5,17 @@ Conventions (DESIGN.md, "Generated code conventions"):
 - the tangent of ``x`` is ``tx``; of ``_t3`` it is ``_tt3``;
 - temporaries are ``_t1, _t2, ...``;
 - the entry function of ``grad(f, wrt="x")`` is ``dfdx``; several ``wrt`` give ``dfdx_y``;
-- a name already taken gets a numeric suffix: ``dx`` then ``dx_1``.
+- a name already taken gets a numeric suffix: ``dx`` then ``dx_1``;
+- a lambda, whose own name ``<lambda>`` is no identifier, is named `LAMBDA` (so
+  ``sg.grad(lambda w: ...)`` is ``dlambda_dw``).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+
+LAMBDA = "lambda_"
 
 
 class Namer:

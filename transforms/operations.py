@@ -22,6 +22,7 @@ from s2sgrad.runtime.definitions import DEFINITION_MODULES, DEFINITIONS
 
 from s2sgrad import runtime
 
+from .bound import as_callee
 from .library import is_user_function
 from .walk import read_names
 
@@ -195,7 +196,14 @@ def names_in(expr: cst.BaseExpression) -> list[str]:
 def evaluate_spelling(
     expr: cst.BaseExpression, namespace: Mapping[str, object]
 ) -> tuple[bool, object]:
-    """Evaluate a canonical reference (``np.linalg.inv``, a constant's name) to its object."""
+    """Evaluate a canonical reference (``np.linalg.inv``, a constant's name) to its object (a
+    bound method, partial, callable object or lambda of the user's: the function the compiler
+    transforms for it, `bound.as_callee`)."""
+    found, value = _evaluate(expr, namespace)
+    return (True, as_callee(value)) if found else (False, None)
+
+
+def _evaluate(expr: cst.BaseExpression, namespace: Mapping[str, object]) -> tuple[bool, object]:
     if isinstance(expr, cst.Name):
         if expr.value in namespace:
             return True, namespace[expr.value]
@@ -209,7 +217,7 @@ def evaluate_spelling(
             return True, getattr(runtime, expr.value)
         return False, None
     if isinstance(expr, cst.Attribute):
-        found, base = evaluate_spelling(expr.value, namespace)
+        found, base = _evaluate(expr.value, namespace)
         if found:
             try:
                 return True, getattr(base, expr.attr.value)

@@ -41,6 +41,9 @@ class ParsedFunction:
             indented, and their parents), mapped to the node it replaces.
         tree: the snippet as parsed by Python's `ast` (cheap questions about the whole
             function, such as whether anything in it may change a value in place).
+        managers: the context managers of the ``with`` statements whose bodies `funcdef`
+            holds in their place (``with np.errstate(...):``, see `_IndentBlocks`); `resolve`
+            checks that each is one that carries no derivative.
     """
 
     funcdef: cst.FunctionDef
@@ -53,6 +56,7 @@ class ParsedFunction:
     statement_lines: Mapping[cst.CSTNode, int]
     rebuilt: Mapping[cst.CSTNode, cst.CSTNode] = dataclasses.field(default_factory=dict)
     tree: ast.Module | None = None
+    managers: tuple[cst.Call, ...] = ()
 
     @functools.cached_property
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
@@ -113,6 +117,10 @@ def parse_function(fn: object) -> ParsedFunction:
 @functools.lru_cache(maxsize=512)
 def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedFunction:
     name = code.co_name
+    if name == "<lambda>":
+        from .lambdas import parse_lambda  # (it builds a ParsedFunction)
+
+        return parse_lambda(code)
     try:
         lines, first_line = source_lines(code)
     except (OSError, TypeError) as exc:
@@ -124,11 +132,6 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
     filename = code.co_filename
     indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
     dedented = _dedent(lines, lines[0][:indent] if lines else "")
-    if name == "<lambda>":
-        raise TypeError(
-            f"{filename}:{first_line}: s2sgrad cannot transform a lambda; define the function "
-            f"with `def` instead"
-        )
     try:
         module = cst.parse_module(dedented)
     except cst.ParserSyntaxError as exc:
@@ -142,7 +145,7 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
     if funcdef is None:
         raise TypeError(f"cannot find the definition of {name!r} in {filename}:{first_line}")
     tree = ast.parse(dedented)
-    stripped = funcdef.with_changes(decorators=())
+    stripped = funcdef.with_changes(decorators=(), params=_own_parameters(funcdef.params, code))
     indenter = _IndentBlocks()
     try:
         if _needs_rewriting(tree, dedented.splitlines()):
@@ -167,6 +170,23 @@ def _parse_code(code: types.CodeType, filename: str, first_line: int) -> ParsedF
         statement_lines=_statement_lines(stripped, tree, first_line),
         rebuilt=indenter.rebuilt,
         tree=tree,
+        managers=tuple(indenter.managers),
+    )
+
+
+def _own_parameters(params: cst.Parameters, code: types.CodeType) -> cst.Parameters:
+    """The definition's parameters that are parameters of `code`: a method bound to its
+    instance (`transforms/bound.py`) is its definition compiled again with ``self`` a closure
+    variable, so its source names a parameter its code does not have."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    own = set(code.co_varnames[:count])
+    listed = (*params.posonly_params, *params.params, *params.kwonly_params)
+    if all(p.name.value in own for p in listed):
+        return params
+    return params.with_changes(
+        posonly_params=tuple(p for p in params.posonly_params if p.name.value in own),
+        params=tuple(p for p in params.params if p.name.value in own),
+        kwonly_params=tuple(p for p in params.kwonly_params if p.name.value in own),
     )
 
 
@@ -214,6 +234,7 @@ class _IndentBlocks(cst.CSTTransformer):
     def __init__(self) -> None:
         self.rebuilt: dict[cst.CSTNode, cst.CSTNode] = {}
         self.depth = 0
+        self.managers: list[cst.Call] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if _chain(node) is not None:
@@ -222,6 +243,25 @@ class _IndentBlocks(cst.CSTTransformer):
         if self.depth > _MAX_DEPTH:
             raise _TooDeep
         return super().on_visit(node)
+
+    def leave_With(self, original, updated):
+        """``with np.errstate(...): body`` as the statements of its body (a context manager
+        that carries no derivative changes nothing the derivative computes; `resolve` checks
+        which it is). A ``with`` binding a name (``as``) stays, for `fence` to refuse."""
+        if isinstance(updated.asynchronous, cst.Asynchronous) or not all(
+            isinstance(item.item, cst.Call) and item.asname is None for item in updated.items
+        ):
+            return updated
+        self.managers.extend(item.item for item in updated.items)
+        body = updated.body
+        if isinstance(body, cst.SimpleStatementSuite):
+            line = cst.SimpleStatementLine(body=body.body)
+            self.rebuilt[line] = original
+            return line
+        first, *rest = body.body
+        first = first.with_changes(leading_lines=(*original.leading_lines, *first.leading_lines))
+        self.rebuilt.setdefault(first, body.body[0])
+        return cst.FlattenSentinel((first, *rest))
 
     def leave_SimpleStatementSuite(self, original, updated):
         line = cst.SimpleStatementLine(
@@ -303,6 +343,8 @@ def _needs_rewriting(tree: ast.Module, lines: list[str]) -> bool:
             return True
         if isinstance(node, ast.stmt) and lines[node.lineno - 1][: node.col_offset].strip():
             return True
+        if isinstance(node, ast.With):  # (its body takes its place)
+            return True
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return False
 
@@ -328,7 +370,7 @@ def _statement_lines(funcdef: cst.FunctionDef, tree: ast.Module, first_line: int
     if node is None:
         return {}
     lines: dict[cst.CSTNode, int] = {}
-    statements = iter(node.body)
+    statements = iter(_without_with(node.body))
     for statement in funcdef.body.body:
         count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
         first = None
@@ -340,6 +382,20 @@ def _statement_lines(funcdef: cst.FunctionDef, tree: ast.Module, first_line: int
             break
         lines[statement] = first + first_line - 1
     return lines
+
+
+def _without_with(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """`statements` with each ``with`` that `_IndentBlocks` replaces by its body so replaced."""
+    flat: list[ast.stmt] = []
+    for statement in statements:
+        if isinstance(statement, ast.With) and all(
+            isinstance(item.context_expr, ast.Call) and item.optional_vars is None
+            for item in statement.items
+        ):
+            flat.extend(_without_with(statement.body))
+        else:
+            flat.append(statement)
+    return flat
 
 
 def _find_def(module: cst.Module, name: str) -> cst.FunctionDef | None:

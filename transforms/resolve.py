@@ -14,12 +14,19 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import types
+import warnings
 from collections.abc import Mapping
 
 import libcst as cst
+import numpy as np
 
+from .bound import as_callee
 from .parse import ParsedFunction
 from .spelling import RESERVED, canonical_spelling
+
+# context managers a `with` of the user's may use: they change how NumPy reports errors or
+# prints, or which warnings show, never a value, so the body runs as if they were not there
+_INERT_MANAGERS = (np.errstate, np.printoptions, warnings.catch_warnings)
 
 # Names generated code binds itself (RESERVED: its imports and the runtime helpers it calls);
 # a user constant or local variable with one of these names is renamed. Both it and
@@ -47,13 +54,20 @@ class Resolution:
         return name in self.locals
 
     def value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
-        """Evaluate a free name or an attribute chain rooted at one: (found, value)."""
+        """Evaluate a free name or an attribute chain rooted at one: (found, value). A bound
+        method, partial, callable object or lambda of the user's is the function the compiler
+        transforms for it (`bound.as_callee`: ``self.predict`` is ``predict`` with ``self``
+        fixed)."""
+        found, value = self._value_of(expr)
+        return (True, as_callee(value)) if found else (False, None)
+
+    def _value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
         if isinstance(expr, cst.Name):
             if expr.value in self.locals or expr.value not in self.free:
                 return False, None
             return True, self.free[expr.value]
         if isinstance(expr, cst.Attribute):
-            found, base = self.value_of(expr.value)
+            found, base = self._value_of(expr.value)
             if not found:
                 return False, None
             try:
@@ -122,6 +136,22 @@ class _NameCollector(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._collect_target(node.target)
 
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        """A lambda's parameters are its own: only the other names its body reads (and its
+        defaults) are read from the function."""
+        from .anf_lambdas import lambda_parameters
+
+        inner = _NameCollector()
+        node.body.visit(inner)
+        own = set(lambda_parameters(node))
+        for name, read in inner.loaded.items():
+            if name not in own:
+                self.loaded.setdefault(name, read)
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.default is not None:
+                param.default.visit(self)
+        return False
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._collect_target(node.target)
 
@@ -161,7 +191,9 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         )
     )
     collector = _NameCollector()
-    funcdef.body.visit(collector)  # (not the defaults: values the enclosing scope computed
+    funcdef.body.visit(collector)
+    for manager in parsed.managers:  # (the with statements whose bodies took their place)
+        manager.visit(collector)  # (not the defaults: values the enclosing scope computed
     # when the def ran, which calls take from fn.__defaults__, not names the function reads)
     locals_ = frozenset(params) | frozenset(collector.assigned)
 
@@ -185,12 +217,22 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         else:
             raise parsed.error(node, f"name {name!r} is not defined")
     spelling = _spell_free_names(free, locals_)
-    return Resolution(
+    resolution = Resolution(
         params=params,
         locals=locals_,
         free=types.MappingProxyType(free),
         spelling=types.MappingProxyType(spelling),
     )
+    for manager in parsed.managers:
+        found, value = resolution.value_of(manager.func)
+        if not (found and value in _INERT_MANAGERS):
+            raise parsed.error(
+                manager,
+                "with is supported only for context managers that carry no derivative "
+                "(np.errstate, np.printoptions, warnings.catch_warnings): move this one out "
+                "of the differentiated function",
+            )
+    return resolution
 
 
 def _spell_free_names(free: Mapping[str, object], locals_: frozenset[str]) -> dict[str, str]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 
 from .grammar import GLOBALS, Generator, Loop, Var
+from .idioms import IdiomStatements
 from .program import Block, Comment, Function, Program, Simple, Text, fmt, kink
 
 PARAMS = (("x", "S"), ("v", "V"), ("y", "S"), ("w", "V"))
 
 
-class ProgramGenerator(Generator):
+class ProgramGenerator(IdiomStatements, Generator):
     """Draws statements with static knowledge of every local's kind and every list's length."""
 
     # ---- blocks and scopes -----------------------------------------------------------------
@@ -62,6 +63,7 @@ class ProgramGenerator(Generator):
             ("comprehension", 1),
             ("int", 1),
             ("assert", 1),
+            ("idiom", 2),
         ]
         if depth < 2:
             kinds += [("if", 4), ("for", 4), ("while", 1)]

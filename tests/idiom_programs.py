@@ -1,0 +1,231 @@
+"""Programs written the way tutorials write them (issue 18): parameters in an object, lambdas
+closing over data, partials, loops over lists of (W, b) pairs and over dict views, context
+managers that carry no derivative. Used by tests/test_callables.py and tests/test_idioms.py."""
+
+import functools
+import warnings
+
+import numpy as np
+
+RNG = np.random.default_rng(18)
+X = RNG.normal(size=(6, 3))
+Y = RNG.normal(size=6)
+
+
+def squared_error(w, X, y):
+    return np.sum((X @ w - y) ** 2)
+
+
+def scaled(w, scale, offset=0.5):
+    return np.sum(np.sin(w) * scale) + offset * np.sum(w**2)
+
+
+class LinearModel:
+    """Parameters and data held in an object; the loss is a method calling another."""
+
+    def __init__(self, X, y, penalty=0.1):
+        self.X = X
+        self.y = y
+        self.penalty = penalty
+
+    def predict(self, w):
+        return np.tanh(self.X @ w)
+
+    def loss(self, w):
+        residual = self.predict(w) - self.y
+        return np.mean(residual**2) + self.penalty * self.norm(w)
+
+    def norm(self, w):
+        return np.sum(w**2)
+
+    @staticmethod
+    def softplus(w):
+        return np.sum(np.log1p(np.exp(w)))
+
+    @classmethod
+    def cubic(cls, w):
+        return np.sum(w**3) / 3.0
+
+    def __call__(self, w):
+        return self.loss(w)
+
+
+class Quadratic:
+    """A callable object: `sg.grad(q)` differentiates its `__call__`."""
+
+    def __init__(self, A):
+        self.A = A
+
+    def __call__(self, x):
+        return 0.5 * x @ self.A @ x + np.sum(np.cos(x))
+
+
+MODEL = LinearModel(X, Y)
+QUADRATIC = Quadratic(np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.2], [0.0, 0.2, 3.0]]))
+LOSS_OF_W = lambda w: squared_error(w, X, Y)  # noqa: E731  (a lambda, as users write it)
+PARTIAL_LOSS = functools.partial(squared_error, X=X, y=Y)
+PARTIAL_POSITIONAL = functools.partial(scaled, offset=2.0)
+PARTIAL_METHOD = functools.partial(MODEL.loss)
+SQUARE = lambda t: t * t  # noqa: E731
+CUBE = lambda t: t * t * t  # noqa: E731
+
+
+def calls_two_lambdas(x):
+    return np.sum(SQUARE(x) + CUBE(x))
+
+
+def calls_a_method(w):
+    return MODEL.loss(w) + QUADRATIC(w)
+
+
+def local_lambda(x):
+    sq = lambda t: t * t + 1.0  # noqa: E731
+    return np.sum(sq(x) * sq(2.0 * x))
+
+
+def mapped_lambda(ws):
+    return sum(map(lambda w: np.sum(w**2), ws))
+
+
+def mapped_function(ws):
+    return sum(map(np.sum, ws))
+
+
+def sorted_by_lambda(x):
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    return x[order[0]] * 2.0 + np.sum(x**2)
+
+
+def max_by_key(a, b):
+    return max(a, b, key=lambda v: -v)
+
+
+# -- loops and containers ---------------------------------------------------------------------
+
+
+def mlp_pairs(params, x):
+    for W, b in params:
+        x = np.tanh(W @ x + b)
+    return np.sum(x**2)
+
+
+def mlp_layers(params, x):
+    for layer in params:
+        W, b = layer
+        x = np.tanh(W @ x + b)
+    return np.sum(x**2)
+
+
+def over_items(params):
+    total = 0.0
+    for name, value in params.items():
+        total = total + np.sum(value**2) * len(name)
+    return total
+
+
+def over_values(params):
+    total = 0.0
+    for value in params.values():
+        total = total + np.sum(np.sin(value))
+    return total
+
+
+def over_keys(params):
+    total = 0.0
+    for key in params.keys():
+        total = total + np.sum(params[key] ** 3)
+    return total
+
+
+def l2_of_values(params):
+    return sum(np.sum(w**2) for w in params.values())
+
+
+def comprehension_of_items(params):
+    return sum([np.sum(v * 2.0) * len(k) for k, v in params.items()])
+
+
+def enumerate_zip(a, b):
+    total = 0.0
+    for i, (x, y) in enumerate(zip(a, b)):  # noqa: B905  (as users write it)
+        total = total + (i + 1.0) * x * y
+    return total
+
+
+def over_list_literal(a, b, c):
+    total = 0.0
+    for t in [a, b, c]:
+        total = total + np.sum(t**2)
+    return total
+
+
+def unpack_exp(log_theta):
+    ell, sf, sn = np.exp(log_theta)
+    return ell * sf + sn**2
+
+
+def unpack_rows(A):
+    first, second = A
+    return np.sum(first * second)
+
+
+# -- numerical idioms -------------------------------------------------------------------------
+
+
+def euler(v, a, dt=0.1):
+    x = 0.0
+    for _ in range(4):
+        v += dt * a
+        x += dt * v
+    return x * v
+
+
+def with_errstate(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.log(x)
+    return np.sum(y * x)
+
+
+def with_catch_warnings(x):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y = np.sqrt(x)
+    return np.sum(y)
+
+
+def with_printoptions(x):
+    with np.printoptions(precision=3):
+        y = np.sin(x)
+    return np.sum(y * y)
+
+
+def isinstance_of_tree(p):
+    if isinstance(p, dict):
+        return np.sum(p["a"] ** 2)
+    return np.sum(p**2)
+
+
+def range_of_len(ps):
+    total = 0.0
+    for i in range(len(ps)):
+        total = total + np.sum(ps[i] ** 2)
+    return total
+
+
+def with_as(x):
+    with warnings.catch_warnings(record=True) as caught:
+        y = np.sin(x) + len(caught)
+    return np.sum(y)
+
+
+def with_unknown_manager(x):
+    with open("/dev/null"):
+        y = np.sin(x)
+    return np.sum(y)
+
+
+def class_inside(x):
+    class Inner:
+        pass
+
+    return np.sum(x)

@@ -1,0 +1,83 @@
+"""Loop, container and numerical idioms of tutorials, written as users write them (issue 18),
+checked against finite differences in reverse and forward mode and at second order."""
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+from tests import idiom_programs as ip
+from tests.numerical import numerical_gradient
+
+rng = np.random.default_rng(0)
+W1, B1 = rng.normal(size=(3, 3)), rng.normal(size=3)
+W2, B2 = rng.normal(size=(2, 3)), rng.normal(size=2)
+X3 = np.array([0.3, -0.2, 0.5])
+PARAMS = {"w": X3, "bias": np.array([0.1, 0.7]), "s": np.array(0.4)}
+
+CASES = {
+    "for W, b in params": (ip.mlp_pairs, ([(W1, B1), (W2, B2)], X3)),
+    "for layer in params: W, b = layer": (ip.mlp_layers, ([(W1, B1), (W2, B2)], X3)),
+    ".items()": (ip.over_items, (PARAMS,)),
+    ".values()": (ip.over_values, (PARAMS,)),
+    ".keys()": (ip.over_keys, (PARAMS,)),
+    "sum over .values() generator": (ip.l2_of_values, (PARAMS,)),
+    "comprehension over .items()": (ip.comprehension_of_items, (PARAMS,)),
+    "enumerate(zip(a, b))": (ip.enumerate_zip, (X3, 2.0 * X3)),
+    "for t in [a, b, c]": (ip.over_list_literal, (X3, B1, 0.7)),
+    "unpacking np.exp(log_theta)": (ip.unpack_exp, (X3,)),
+    "unpacking rows": (ip.unpack_rows, (W1[:2],)),
+    "v += dt * a on floats": (ip.euler, (0.5, 0.3)),
+    "with np.errstate": (ip.with_errstate, (np.array([0.5, 1.5, 2.0]),)),
+    "with warnings.catch_warnings": (ip.with_catch_warnings, (np.array([0.5, 1.5]),)),
+    "with np.printoptions": (ip.with_printoptions, (X3,)),
+    "isinstance on a pytree": (ip.isinstance_of_tree, ({"a": X3},)),
+    "range(len(...)) on a list": (ip.range_of_len, ([X3, B1],)),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_check_grads_second_order(name):
+    f, args = CASES[name]
+    sg.check_grads(f, args, order=2)
+
+
+def test_dict_gradient_has_the_dict_structure():
+    gradient = sg.grad(ip.over_items)(PARAMS)
+    assert isinstance(gradient, dict) and list(gradient) == list(PARAMS)
+    for key, value in PARAMS.items():
+        np.testing.assert_allclose(gradient[key], 2 * value * len(key))
+
+
+def test_list_of_pairs_gradient_has_the_list_structure():
+    params = [(W1, B1), (W2, B2)]
+    gradient = sg.grad(ip.mlp_pairs)(params, X3)
+    assert isinstance(gradient, list) and all(isinstance(g, tuple) for g in gradient)
+    flat = lambda w1: ip.mlp_pairs([(w1, B1), (W2, B2)], X3)  # noqa: E731
+    np.testing.assert_allclose(gradient[0][0], numerical_gradient(flat, (W1,), 0), atol=1e-7)
+
+
+def test_context_managers_leave_warning_filters_alone():
+    import warnings
+
+    before = list(warnings.filters)
+    sg.grad(ip.with_catch_warnings)(np.array([0.5, 1.5]))
+    assert list(warnings.filters) == before
+
+
+@pytest.mark.parametrize(
+    "f, message",
+    [
+        (ip.with_as, "with ... as is not supported"),
+        (ip.with_unknown_manager, "context managers that carry no derivative"),
+    ],
+)
+def test_other_with_statements_are_refused_at_the_users_line(f, message):
+    with pytest.raises(sg.TransformError, match=message) as caught:
+        sg.grad(f)
+    assert caught.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def test_an_argument_array_updated_in_place_is_refused_saying_what_to_write():
+    """``v += dt * a`` rebinds a float, but would change the caller's array."""
+    with pytest.raises(sg.TransformError, match="write v = v"):
+        sg.grad(ip.euler)(X3, B1)
