@@ -12,6 +12,31 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a slot of a list written, then the list popped, the list not differentiated: the slot
+    # was restored after the pop without the popped value put back (IndexError; seed 202724)
+    "slot write then pop of an inactive list": (
+        """
+        def f(x, v):
+            L5 = [np.roll(v, 1), np.flipud(v)]
+            L5[1] = L5[1] + np.take(v, [2, 0, 0])
+            L5.pop()
+            return v * x
+        """,
+        [("x", "S"), ("v", "V")],
+    ),
+    # the adjoint of a value written into a list slot was taken to have the value's shape,
+    # but a list's element adjoint may be a number standing for all of it: the gradient was
+    # the number 2.0, not an array (found reducing seed 202724)
+    "value written into a list slot, list summed": (
+        """
+        def f(v):
+            L5 = [v * 2.0, v * 3.0]
+            L5[1] = L5[1] + v
+            L5.pop()
+            return np.sum(L5[0])
+        """,
+        [("v", "V")],
+    ),
     # a list read as one array, then popped: the pop's adjoint put the element back before the
     # array adjoint (a row per element the list had) became one by element, so every element
     # got all rows (ValueError; seed 100754)

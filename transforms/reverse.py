@@ -243,6 +243,11 @@ def _differentiate_pop(op: Operation, adjoints: Adjoints) -> None:
     items = op.args[0]
     target = op.targets[0]
     if items.value not in adjoints.active:
+        # the value goes back all the same: the adjoint sweep restores earlier slot writes
+        # of the list by position (IndexError once it was shorter)
+        adjoints.emit(
+            cst.Expr(cst.Call(name_expr(f"{items.value}.append"), (cst.Arg(cst.Name(target)),)))
+        )
         return
     if adjoints.has(items.value):
         # the adjoint so far is of the list without `v` (an array adjoint of the list read as
@@ -341,7 +346,12 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             contribution = call("saved_slot", cst.Name(name), index_value(index))
             # (a number too: ``y[1:] = s`` gives s the sum over the slots)
             contribution = call("unbroadcast", contribution, value)
-            adjoints.contribute(value.value, contribution, full=True)
+            # an array's slots are full; a list's or dict's element adjoint may be a number
+            # standing for all of it (the adjoint of np.sum of the element), or a missing 0
+            full = array.value not in context.shapes.maybe_sequences and (
+                context.shapes.ndim(array) is not None
+            )
+            adjoints.contribute(value.value, contribution, full=full)
         adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
     restore = cst.Subscript(array, op.index)
     adjoints.emit(cst.Assign((cst.AssignTarget(restore),), cst.Name(saved)))
