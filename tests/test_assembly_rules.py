@@ -103,3 +103,18 @@ def test_cumprod_derivatives_are_exact_through_zeros():
         np.testing.assert_allclose(cumprod_adjoint(g, a, 0), expected, atol=1e-12)
         # the tangent is the transpose: <g, J t> = <J^T g, t>
         assert np.dot(g, cumprod_tangent(t, a, 0)) == pytest.approx(np.dot(expected, t), abs=1e-12)
+
+
+def rows_of_a_difference_updated(m):
+    d = np.diff(m)
+    for row in d:
+        row += 1.0
+    return np.sum(d * m[:, 1:])
+
+
+def test_rows_of_a_2d_difference_are_arrays_not_numbers():
+    """np.diff keeps its argument's rank (the mutation analysis took it for flat, like
+    np.cumsum with no axis): ``row += 1.0`` changes ``d`` in place, so it is refused at the
+    user's line, not differentiated as if it rebound a number."""
+    with pytest.raises(sg.TransformError, match="'row' is updated in place"):
+        sg.grad(rows_of_a_difference_updated)(np.arange(6.0).reshape(2, 3))

@@ -321,8 +321,16 @@ REDUCTIONS = _numpy_functions(
     "sum mean prod max min amax amin var std median average ptp nansum nanmean nanmax nanmin "
     "linalg.norm linalg.det count_nonzero"
 )
-# NumPy functions giving a 1-D array whatever they are given
-FLAT_RESULTS = _numpy_functions("cumsum cumprod ravel arange linspace diff flatnonzero")
+# NumPy functions giving a 1-D array of their one argument (flattened: no axis given)
+FLAT_RESULTS = _numpy_functions("cumsum cumprod ravel")
+# NumPy functions giving a 1-D array of numbers they are given
+FLAT_OF_NUMBERS = _numpy_functions("arange linspace flatnonzero")
+# NumPy functions whose result has their first argument's rank
+SAME_RANK = _numpy_functions(
+    "roll flip flipud fliplr sort partition tril triu rot90 nan_to_num real imag conj "
+    "conjugate diff pad take_along_axis"
+)
+QUANTILES = _numpy_functions("quantile percentile")
 # NumPy functions building an array of the shape given as their first argument
 SHAPED_CONSTRUCTORS = _numpy_functions("zeros ones full empty")
 
@@ -370,8 +378,14 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
         return operation_kind([0 if k in NUMBERS else k for k in kinds])
     if isinstance(callee, np.ufunc) and len(kinds) == callee.nin and not keywords:
         return operation_kind(kinds)
-    if is_in(callee, FLAT_RESULTS) and "axis" not in keywords:
+    if is_in(callee, FLAT_RESULTS) and "axis" not in keywords and len(kinds) == 1:
         return 1
+    if is_in(callee, FLAT_OF_NUMBERS) and kinds and all(k in NUMBERS for k in kinds[:2]):
+        return 1
+    if is_in(callee, SAME_RANK) and kinds and isinstance(kinds[0], int) and kinds[0] != INT:
+        return kinds[0]
+    if is_in(callee, QUANTILES) and len(kinds) == 2 and kinds[1] in NUMBERS and not keywords:
+        return SCALAR
     if is_in(callee, SHAPED_CONSTRUCTORS) and expr.args:
         shape = expr.args[0].value
         if isinstance(shape, (cst.Tuple, cst.List)):
@@ -382,6 +396,10 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
     pieces = args[0].items if args else None
     if callee is np.concatenate and "axis" not in keywords:
         return pieces if pieces == ARRAY or (isinstance(pieces, int) and pieces >= 1) else None
+    if callee is np.hstack and len(args) == 1:
+        if pieces in NUMBERS:
+            return 1
+        return pieces if isinstance(pieces, int) and pieces >= 1 else None
     if callee is np.array and len(args) == 1 and not keywords:
         if pieces in NUMBERS:
             return 1
