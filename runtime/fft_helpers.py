@@ -21,10 +21,12 @@ __all__ = [
     "batched_convolve",
     "convolution_crop",
     "convolution_embed",
+    "dual_norm",
     "fft_axes",
     "fft_length",
     "fft_lengths",
     "half_spectrum_axis",
+    "half_spectrum_weights",
     "irfft_weights",
     "real_inputs",
     "real_like",
@@ -93,6 +95,27 @@ def real_inputs(v):
     if np.iscomplexobj(v):
         raise ValueError("the derivative of np.correlate is implemented for real inputs only")
     return v
+
+
+def dual_norm(norm):
+    """The `norm` of the transform that is a transform's adjoint: the unscaled sum's adjoint
+    is the unscaled sum (``"backward"`` <-> ``"forward"`` for the inverse), ``"ortho"`` its
+    own."""
+    return {None: "forward", "backward": "forward", "forward": "backward"}.get(norm, norm)
+
+
+def half_spectrum_weights(n, like, axis=-1):
+    """How many bins of a length-`n` Hermitian spectrum each bin of the half spectrum `like`
+    (``rfft``'s result) stands for: 1 for the zero frequency (and Nyquist for an even `n`), 2
+    for the others; shaped to broadcast along `axis` of `like`."""
+    m = np.shape(like)[axis]
+    w = np.full(m, 2.0)
+    w[0] = 1.0
+    if n % 2 == 0 and m == n // 2 + 1:
+        w[-1] = 1.0
+    shape = [1] * np.ndim(like)
+    shape[axis] = m
+    return w.reshape(shape)
 
 
 def irfft_weights(ans, a, axis=-1):

@@ -29,10 +29,12 @@ from ..fft_helpers import (
     batched_convolve,
     convolution_crop,
     convolution_embed,
+    dual_norm,
     fft_axes,
     fft_length,
     fft_lengths,
     half_spectrum_axis,
+    half_spectrum_weights,
     irfft_weights,
     real_inputs,
     real_like,
@@ -60,12 +62,17 @@ def ifft(g, ans, a, n=None, axis=-1, norm=None, out=None):
 
 @vjp(fft.rfft)
 def rfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
-    return real_like(resize_like(np.fft.fft(g, fft_length(a, n, axis), axis, norm), a), a)
+    # Re(sum over the half spectrum of g_k e^{-2 pi i jk/n}): an irfft of conj(g), each bin
+    # counted once (irfft counts the bins between 0 and Nyquist twice), unscaled
+    length = fft_length(a, n, axis)
+    half = np.conj(g) / half_spectrum_weights(length, g, axis)
+    return real_like(resize_like(np.fft.irfft(half, length, axis, dual_norm(norm)), a), a)
 
 
 @vjp(fft.irfft)
 def irfft(g, ans, a, n=None, axis=-1, norm=None, out=None):
-    spectrum = resize_like(np.fft.ifft(g, None, axis, norm), a)
+    # the bins irfft reads, each as often as it counts (g is real: its rfft holds it all)
+    spectrum = resize_like(np.conj(np.fft.rfft(g, None, axis, dual_norm(norm))), a)
     return real_like(irfft_weights(ans, a, axis) * spectrum, a)
 
 
@@ -211,7 +218,17 @@ def correlate_batched(tangents, ans, a, v, mode="valid", *, argnum):
 
 # -- the helpers' own rules ----------------------------------------------------------------------
 
-registry.register_nondiff([fft_length, fft_lengths, fft_axes, irfft_weights, half_spectrum_axis])
+registry.register_nondiff(
+    [
+        fft_length,
+        fft_lengths,
+        fft_axes,
+        irfft_weights,
+        half_spectrum_axis,
+        half_spectrum_weights,
+        dual_norm,
+    ]
+)
 registry.linear(resize_like, real_like, convolution_embed, convolution_crop, real_inputs)
 
 
