@@ -188,7 +188,7 @@ def hvp(f, wrt=0):
             raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
         *primals, v = args
         values = bind(f, tuple(primals), kwargs)
-        if np.shape(v) != np.shape(values[index]):
+        if not is_container(v) and np.shape(v) != np.shape(values[index]):
             raise ValueError(
                 f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
             )
