@@ -193,7 +193,7 @@ def container_adjoint(g, value):
 
 def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:
     if is_container(value):
-        adjoint.keys_of_value = keys_of(value)
+        adjoint.keys_of_value = element_keys(value)
         adjoint.positions = positions_of(value)
     return adjoint
 
@@ -209,7 +209,7 @@ def _container_adjoint(g, value):
         return ContainerAdjoint()
     if _by_rows(np.shape(g), value):  # the adjoint of the list read as one array (np.prod(xs))
         return ContainerAdjoint(enumerate(g))
-    return ContainerAdjoint({key: g for key in keys_of(value)})
+    return ContainerAdjoint({key: g for key in element_keys(value)})
 
 
 def _by_rows(shape: tuple, value) -> bool:
@@ -248,7 +248,7 @@ def _batch_container_adjoint(t, value):
     t = np.asarray(t)
     if _by_rows(t.shape[1:], value):
         return ContainerAdjoint({k: t[:, k] for k in range(len(value))}, batch=t.shape[0])
-    return ContainerAdjoint({key: t for key in keys_of(value)}, batch=t.shape[0])
+    return ContainerAdjoint({key: t for key in element_keys(value)}, batch=t.shape[0])
 
 
 def batch_saved_slot(t, index):
@@ -315,7 +315,7 @@ def record_fields(value) -> tuple[str, ...]:
     return tuple(field.name for field in dataclasses.fields(value))
 
 
-def keys_of(value) -> tuple:
+def element_keys(value) -> tuple:
     """The keys of a container's elements: a dict's keys, a list's or tuple's positions (a
     NamedTuple's too: see `positions_of`), a dataclass's field names."""
     if isinstance(value, dict):
@@ -333,7 +333,7 @@ def positions_of(value) -> dict | None:
 
 
 def elements(value) -> list:
-    """The ``(key, element)`` pairs of a container, keys as `keys_of` gives them."""
+    """The ``(key, element)`` pairs of a container, keys as `element_keys` gives them."""
     if isinstance(value, dict):
         return list(value.items())
     if isinstance(value, (list, tuple)):
@@ -342,7 +342,7 @@ def elements(value) -> list:
 
 
 def rebuilt(record, items: dict):
-    """A record of `record`'s type whose fields hold `items` (keys as `keys_of`).
+    """A record of `record`'s type whose fields hold `items` (keys as `element_keys`).
 
     A dataclass instance is copied and its fields set directly (``object.__setattr__``, which
     a frozen dataclass allows), not built by its constructor: ``__init__`` and
@@ -366,7 +366,7 @@ def keyed(value):
         return ContainerAdjoint(
             {key: keyed(item) for key, item in elements(value)},
             batch=getattr(value, "batch", None),
-            keys=keys_of(value) if record else value.keys_of_value,
+            keys=element_keys(value) if record else value.keys_of_value,
             positions=positions_of(value) if record else value.positions,
         )
     if isinstance(value, dict):
