@@ -13,7 +13,13 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, concatenation_error, container_adjoint, is_container
+from .containers import (
+    ContainerAdjoint,
+    concatenation_error,
+    container_adjoint,
+    is_container,
+    positions_of,
+)
 
 # Arguments each helper reads only for their shape (by position). The compiler may pass any value
 # of the same shape there, such as an earlier one, so the adjoint keeps fewer values alive.
@@ -178,7 +184,7 @@ def zero_adjoint(x):
     if isinstance(x, (float, int)) and not isinstance(x, np.generic):
         return 0.0  # a NumPy scalar gets a 0-d array: ``np.mean(v)[None]`` scatters into it
     if is_container(x):
-        return ContainerAdjoint(keys=tuple(x.keys() if isinstance(x, dict) else range(len(x))))
+        return container_adjoint(0.0, x)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 1.0))
 
 
@@ -223,8 +229,8 @@ def index_adjoint(g, x, index):
 
     Repeated integer indices accumulate (``np.add.at``), as the derivative requires.
     """
-    if is_container(x):
-        return ContainerAdjoint({index: g})
+    if is_container(x):  # (a NamedTuple's adjoint takes its field names too: ``dp["W"]``)
+        return ContainerAdjoint({index: g}, positions=positions_of(x))
     dx = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     accumulate_at(dx, index, g)
     return dx

@@ -24,7 +24,7 @@ import types
 
 import numpy as np
 
-from .containers import ContainerAdjoint
+from .containers import ContainerAdjoint, elements, is_record, rebuilt
 
 __all__ = ["fresh_containers", "unaliased"]
 
@@ -34,9 +34,10 @@ def fresh_containers(value):
     if isinstance(value, list):
         return [fresh_containers(item) for item in value]
     if isinstance(value, ContainerAdjoint):
-        return ContainerAdjoint(
-            {key: fresh_containers(item) for key, item in value.items()}, batch=value.batch
-        )
+        copied = value.copy()
+        for key, item in value.items():
+            copied[key] = fresh_containers(item)
+        return copied
     if isinstance(value, dict):
         copied = value.copy()  # keeps a dict subclass (OrderedDict, defaultdict)
         for key, item in value.items():
@@ -77,6 +78,8 @@ def _collect_roots(value, roots: set[int]) -> None:
             pending.extend(item.values())
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
+        elif is_record(item):  # a dataclass's fields
+            pending.extend(element for _, element in elements(item))
         elif isinstance(item, types.FunctionType) and id(item) not in functions:
             functions.add(id(item))
             pending.extend(_captured(item))
@@ -136,4 +139,6 @@ def _unshare(value, roots: set[int]):
             return tuple(items)
         make = getattr(type(value), "_make", None)
         return make(items) if make is not None else value
+    if is_record(value):  # a dataclass (a gradient of one: its fields may be arguments)
+        return rebuilt(value, {key: _unshare(item, roots) for key, item in elements(value)})
     return value

@@ -11,6 +11,10 @@ all its elements).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import numbers
+
 import numpy as np
 
 __all__ = [
@@ -30,8 +34,11 @@ __all__ = [
     "check_unpack",
     "concatenation_error",
     "container_adjoint",
+    "field_name_clash",
     "is_container",
+    "is_record",
     "joined_part",
+    "keyed",
     "part",
     "parts_of",
     "repeated",
@@ -58,7 +65,12 @@ class ContainerAdjoint(dict):
     # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
     __array_ufunc__ = None
 
-    def __init__(self, *items, batch=None, keys=None):
+    def __init__(self, *items, batch=None, keys=None, positions=None):
+        # a NamedTuple's field names -> their positions: ``dp["W"]`` (the adjoint of the
+        # attribute read ``p.W``) and ``dp[0]`` (of ``p[0]``, or ``W, b = p``) are one key
+        self.positions = positions
+        if positions:
+            items = ({positions.get(k, k): v for k, v in dict(*items).items()},)
         super().__init__(*items)
         self.batch = batch
         # the keys of the container this is the adjoint of, when known (`zero_adjoint`): a
@@ -70,7 +82,14 @@ class ContainerAdjoint(dict):
     def __missing__(self, key):
         return 0.0 if self.batch is None else np.zeros(self.batch)
 
+    def _key(self, key):
+        return self.positions.get(key, key) if self.positions and isinstance(key, str) else key
+
+    def __contains__(self, key):
+        return super().__contains__(self._key(key))
+
     def __getitem__(self, key):
+        key = self._key(key)
         if isinstance(key, slice):  # the adjoints of a slice of a list, numbered from 0
             return ContainerAdjoint(
                 {j: self[k] for j, k in enumerate(_positions(key))}, batch=self.batch
@@ -86,6 +105,7 @@ class ContainerAdjoint(dict):
         return value
 
     def __setitem__(self, key, value):
+        key = self._key(key)
         if isinstance(key, slice):
             for j, k in enumerate(_positions(key)):
                 self[k] = part(value, j)
@@ -95,7 +115,9 @@ class ContainerAdjoint(dict):
         super().__setitem__(key, value)
 
     def copy(self):
-        return ContainerAdjoint(self, batch=self.batch, keys=self.keys_of_value)
+        return ContainerAdjoint(
+            self, batch=self.batch, keys=self.keys_of_value, positions=self.positions
+        )
 
     def __add__(self, other):
         out = self.copy()
@@ -170,14 +192,15 @@ def container_adjoint(g, value):
 
 
 def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:
-    if isinstance(value, (dict, list, tuple)):
-        adjoint.keys_of_value = tuple(
-            value.keys() if isinstance(value, dict) else range(len(value))
-        )
+    if is_container(value):
+        adjoint.keys_of_value = element_keys(value)
+        adjoint.positions = positions_of(value)
     return adjoint
 
 
 def _container_adjoint(g, value):
+    if is_record(g):  # a tangent the user gave for a dataclass (a NamedTuple is a tuple)
+        return keyed(g)
     if isinstance(g, dict):
         return ContainerAdjoint(g, batch=getattr(g, "batch", None))
     if isinstance(g, (list, tuple)):
@@ -186,8 +209,7 @@ def _container_adjoint(g, value):
         return ContainerAdjoint()
     if _by_rows(np.shape(g), value):  # the adjoint of the list read as one array (np.prod(xs))
         return ContainerAdjoint(enumerate(g))
-    keys = value.keys() if isinstance(value, dict) else range(len(value))
-    return ContainerAdjoint({key: g for key in keys})
+    return ContainerAdjoint({key: g for key in element_keys(value)})
 
 
 def _by_rows(shape: tuple, value) -> bool:
@@ -226,8 +248,7 @@ def _batch_container_adjoint(t, value):
     t = np.asarray(t)
     if _by_rows(t.shape[1:], value):
         return ContainerAdjoint({k: t[:, k] for k in range(len(value))}, batch=t.shape[0])
-    keys = value.keys() if isinstance(value, dict) else range(len(value))
-    return ContainerAdjoint({key: t for key in keys}, batch=t.shape[0])
+    return ContainerAdjoint({key: t for key in element_keys(value)}, batch=t.shape[0])
 
 
 def batch_saved_slot(t, index):
@@ -243,7 +264,116 @@ def batch_saved_slot(t, index):
 
 
 def is_container(value) -> bool:
-    return isinstance(value, (dict, list, tuple))
+    """A dict, list or tuple, or a record (a dataclass instance: its fields are its
+    elements; a NamedTuple is a tuple)."""
+    return isinstance(value, (dict, list, tuple)) or is_record(value)
+
+
+# -- records: NamedTuples and dataclass instances ------------------------------------------
+#
+# A record argument stays what it is going forward (``p.W`` reads the attribute); its adjoint
+# and its tangent are `ContainerAdjoint`s keyed by field (see `field_read` in
+# `transforms/operations.py`), and `as_structure` rebuilds the record's type from them.
+
+
+# the attributes generated code reads as the array's own (``x.T`` is a transpose): a record
+# field of one of these names would be misread, so `s2sgrad.dispatch` refuses it
+ARRAY_ATTRIBUTE_NAMES = frozenset({"T", "real", "imag", "shape", "ndim", "size", "dtype"})
+
+
+def field_name_clash(value) -> tuple[str, str] | None:
+    """``(class name, field)`` for a record in `value` (nested) with a field named like an
+    array attribute, else None."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if is_record(item):
+            clash = ARRAY_ATTRIBUTE_NAMES.intersection(record_fields(item))
+            if clash:
+                return type(item).__name__, min(clash)
+        if is_container(item):
+            pending.extend(element for _, element in elements(item))
+    return None
+
+
+def is_record(value) -> bool:
+    """A NamedTuple or an instance of a dataclass (not the class itself)."""
+    if isinstance(value, tuple):
+        return _is_named_tuple(value)
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _is_named_tuple(value) -> bool:
+    # (`collections.namedtuple` and `typing.NamedTuple` classes both have `_fields`, `_make`)
+    return isinstance(getattr(type(value), "_fields", None), tuple)
+
+
+def record_fields(value) -> tuple[str, ...]:
+    """The field names of a record, in order (a dataclass's ``init=False`` fields too)."""
+    if isinstance(value, tuple):
+        return type(value)._fields
+    return tuple(field.name for field in dataclasses.fields(value))
+
+
+def element_keys(value) -> tuple:
+    """The keys of a container's elements: a dict's keys, a list's or tuple's positions (a
+    NamedTuple's too: see `positions_of`), a dataclass's field names."""
+    if isinstance(value, dict):
+        return tuple(value.keys())
+    if isinstance(value, (list, tuple)):
+        return tuple(range(len(value)))
+    return record_fields(value)
+
+
+def positions_of(value) -> dict | None:
+    """A NamedTuple's field names -> positions (the names it may be read by), else None."""
+    if isinstance(value, tuple) and _is_named_tuple(value):
+        return {name: k for k, name in enumerate(type(value)._fields)}
+    return None
+
+
+def elements(value) -> list:
+    """The ``(key, element)`` pairs of a container, keys as `element_keys` gives them."""
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    return [(name, getattr(value, name)) for name in record_fields(value)]
+
+
+def rebuilt(record, items: dict):
+    """A record of `record`'s type whose fields hold `items` (keys as `element_keys`).
+
+    A dataclass instance is copied and its fields set directly (``object.__setattr__``, which
+    a frozen dataclass allows), not built by its constructor: ``__init__`` and
+    ``__post_init__`` are written for parameters, not gradients (a check that a mass is
+    positive, a field computed from others or with ``init=False``), and a gradient holds
+    every field's own derivative."""
+    if isinstance(record, tuple):
+        return type(record)._make(items[k] for k in range(len(record)))
+    out = copy.copy(record)
+    for name in record_fields(record):
+        object.__setattr__(out, name, items[name])
+    return out
+
+
+def keyed(value):
+    """`value` with every record in it (nested in dicts, lists and tuples too) turned into a
+    `ContainerAdjoint` keyed by field: how derivative code reads a tangent or cotangent a user
+    gives for a record (``tp["W"]``)."""
+    if is_record(value) or isinstance(value, ContainerAdjoint):
+        record = is_record(value)
+        return ContainerAdjoint(
+            {key: keyed(item) for key, item in elements(value)},
+            batch=getattr(value, "batch", None),
+            keys=element_keys(value) if record else value.keys_of_value,
+            positions=positions_of(value) if record else value.positions,
+        )
+    if isinstance(value, dict):
+        return {key: keyed(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(keyed(item) for item in value)
+    return value
 
 
 def part(adjoint, key):
@@ -254,6 +384,8 @@ def part(adjoint, key):
     is still broadcast). A number is the same for every element."""
     if isinstance(adjoint, (dict, list, tuple)):
         return adjoint[key]
+    if is_record(adjoint):  # a record given as a cotangent
+        return getattr(adjoint, key) if isinstance(key, str) else adjoint[key]
     if isinstance(adjoint, np.ndarray) and adjoint.ndim:
         return adjoint[key] if adjoint.shape[0] != 1 else adjoint[0]
     return adjoint
@@ -361,7 +493,10 @@ def batch_repeated(t, items):
 
 def as_structure(adjoint, value):
     """`adjoint` (a container adjoint, a number or an array) with `value`'s structure and
-    shapes: dict for dict, list for list, tuple for tuple, zeros where nothing flowed."""
+    shapes: dict for dict, list for list, tuple for tuple, a record's type for a NamedTuple or
+    dataclass, zeros where nothing flowed."""
+    if is_record(value):
+        return _as_record(adjoint, value)
     if isinstance(value, dict):
         return {k: as_structure(part(adjoint, k), v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -374,6 +509,23 @@ def as_structure(adjoint, value):
     if isinstance(value, (float, int)) and not shape:
         return float(np.sum(adjoint))
     return np.zeros(shape, dtype) + adjoint
+
+
+def _as_record(adjoint, record):
+    if not isinstance(adjoint, dict) and not isinstance(record, tuple) and np.any(adjoint):
+        # (a NamedTuple read as one array, ``np.sum(p)``, has a number or array adjoint)
+        raise TypeError(
+            f"the adjoint of a {type(record).__name__} argument is a "
+            f"{type(adjoint).__name__}, not one adjoint per field: s2sgrad differentiates "
+            f"reads of its fields (p.name), not operations on the whole dataclass"
+        )
+    items = {}
+    for key, item in elements(record):
+        if isinstance(item, (np.ndarray, numbers.Number)) or is_container(item):
+            items[key] = as_structure(part(adjoint, key), item)
+        else:  # a string, None, a function: no derivative
+            items[key] = None
+    return rebuilt(record, items)
 
 
 def snapshot(value):

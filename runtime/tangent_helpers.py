@@ -14,7 +14,15 @@ import math
 
 import numpy as np
 
-from .containers import ContainerAdjoint, batch_container_adjoint, is_container
+from .containers import (
+    ContainerAdjoint,
+    batch_container_adjoint,
+    element_keys,
+    elements,
+    is_container,
+    is_record,
+    positions_of,
+)
 
 __all__ = [
     "accumulate_tangent",
@@ -61,7 +69,13 @@ def zero_tangent(x, batch=None):
     if is_container(x):
         if isinstance(x, ContainerAdjoint):
             zeros = {key: zero_tangent(value, batch) for key, value in x.items()}
-            return ContainerAdjoint(zeros, batch=batch, keys=x.keys_of_value)
+            return ContainerAdjoint(
+                zeros, batch=batch, keys=x.keys_of_value, positions=x.positions
+            )
+        if is_record(x):  # keyed by field, as derivative code reads it (``tp["W"]``)
+            zeros = {key: zero_tangent(value, batch) for key, value in elements(x)}
+            keys, positions = element_keys(x), positions_of(x)
+            return ContainerAdjoint(zeros, batch=batch, keys=keys, positions=positions)
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}
         return type(x)(zero_tangent(value, batch) for value in x)
@@ -96,7 +110,7 @@ def _by_element(t, ans, batched: bool) -> ContainerAdjoint:
     if isinstance(ans, ContainerAdjoint) and ans.keys_of_value is not None:
         keys = tuple(ans.keys_of_value)
     else:
-        keys = tuple(ans.keys() if isinstance(ans, dict) else range(len(ans)))
+        keys = element_keys(ans)
     t = np.asarray(t)
     batch = t.shape[0] if batched else None
     if t.ndim > batched:

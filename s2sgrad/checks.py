@@ -21,6 +21,8 @@ import numbers
 
 import numpy as np
 
+from s2sgrad.runtime.containers import elements, is_record, keyed, rebuilt
+
 __all__ = ["check_grads"]
 
 _MODES = ("forward", "reverse")
@@ -42,7 +44,8 @@ def check_grads(
     Args:
         f: a Python function (or a function s2sgrad returned, such as ``sg.grad(g)``).
         args: a tuple (or list) of positional arguments: arrays, floats, pytrees of them
-            (nested dict/list/tuple), and integers or bools, which are held constant.
+            (nested dict/list/tuple/NamedTuple/dataclass), and integers or bools, which are
+            held constant.
         order: 1 checks first derivatives; 2 also checks the generated derivative code by
             differentiating it again (see the module docstring); and so on.
         modes: ``("forward", "reverse")`` or either one (a single string is accepted).
@@ -210,7 +213,8 @@ def _jvp_code(f, values, direction):
     fn = concrete(f, values)
     params = _positional(fn)
     wrt = tuple(p for p, t in zip(params, direction, strict=False) if t is not None)
-    tangents = tuple(t for t in direction if t is not None)
+    # (read by field, ``tp["W"]``, as `sg.jvp` reads a NamedTuple's or dataclass's tangent)
+    tangents = tuple(keyed(t) for t in direction if t is not None)
     code = forward_transform(fn, wrt).function_for(*values)
     return code, (*values, *tangents)
 
@@ -221,6 +225,7 @@ def _vjp_code(f, values, cotangent):
 
     fn = concrete(f, values)
     names = tuple(n for n, v in zip(parameter_names(f), values, strict=True) if _is_float_like(v))
+    cotangent = keyed(cotangent)
     code = vjp_transform(fn, names).function_for(*values, cotangent)
     return code, (*values, cotangent)
 
@@ -236,10 +241,34 @@ def _is_float_leaf(x) -> bool:
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
+def _record_map(fn, x, *others):
+    """A NamedTuple or dataclass `x` rebuilt with ``fn(field, *the same field of others)``
+    (the walkers below take dicts, lists and tuples apart themselves)."""
+    return rebuilt(x, {k: fn(v, *(_field(o, k) for o in others)) for k, v in elements(x)})
+
+
+def _field(x, key):
+    """Element `key` of a container (a dataclass's field by name), or None for None."""
+    if x is None:
+        return None
+    return x[key] if isinstance(x, (dict, list, tuple)) else getattr(x, key)
+
+
+def _dict_map(fn, x: dict, *others) -> dict:
+    """`x` with each value ``fn(value, *the same key's value in others)``, of `x`'s own class
+    (a tangent keyed by field, `keyed`, stays one: it also takes a NamedTuple's field names)."""
+    out = x.copy()
+    for k, v in x.items():
+        out[k] = fn(v, *(o[k] for o in others))
+    return out
+
+
 def _promote(x):
     """Floating leaves as float64 (complex stays complex); everything else as given."""
+    if is_record(x):
+        return _record_map(_promote, x)
     if isinstance(x, dict):
-        return {k: _promote(v) for k, v in x.items()}
+        return _dict_map(_promote, x)
     if isinstance(x, (list, tuple)):
         return type(x)(_promote(v) for v in x)
     if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
@@ -250,6 +279,8 @@ def _promote(x):
 
 
 def _has_float(x) -> bool:
+    if is_record(x):
+        return any(_has_float(v) for _, v in elements(x))
     if isinstance(x, dict):
         return any(_has_float(v) for v in x.values())
     if isinstance(x, (list, tuple)):
@@ -266,8 +297,10 @@ def _random_like(x, rng):
 
 
 def _tree_random(x, rng):
+    if is_record(x):
+        return _record_map(lambda v: _tree_random(v, rng), x)
     if isinstance(x, dict):
-        return {k: _tree_random(v, rng) for k, v in x.items()}
+        return _dict_map(lambda v: _tree_random(v, rng), x)
     if isinstance(x, (list, tuple)):
         return type(x)(_tree_random(v, rng) for v in x)
     if not _is_float_leaf(x):
@@ -284,8 +317,10 @@ def _moved(values, direction, step):
 def _move(a, v, step):
     if v is None or not _has_float(a):
         return a
+    if is_record(a):
+        return _record_map(lambda x, t: _move(x, t, step), a, v)
     if isinstance(a, dict):
-        return {k: _move(a[k], v[k], step) for k in a}
+        return _dict_map(lambda x, t: _move(x, t, step), a, v)
     if isinstance(a, (list, tuple)):
         return type(a)(_move(x, t, step) for x, t in zip(a, v, strict=True))
     if not _is_float_leaf(a):
@@ -295,6 +330,8 @@ def _move(a, v, step):
 
 
 def _map2(fn, a, b):
+    if is_record(a):
+        return _record_map(lambda x, y: _map2(fn, x, y), a, b)
     if isinstance(a, dict):
         return {k: _map2(fn, a[k], b[k]) for k in a}
     if isinstance(a, (list, tuple)):
@@ -309,6 +346,8 @@ def _pairs(want, got) -> list:
     without floating values) are skipped; a None in `got` stands for zeros."""
     if want is None:
         return []
+    if is_record(want):
+        return [p for k, w in elements(want) for p in _pairs(w, _field(got, k))]
     if isinstance(want, dict):
         return [p for k in want for p in _pairs(want[k], None if got is None else got[k])]
     if isinstance(want, (list, tuple)):
@@ -322,6 +361,8 @@ def _inner(a, b, positions=None) -> float:
         return sum(_inner(a[i], b[i]) for i in sorted(positions))
     if a is None or b is None:
         return 0.0
+    if is_record(a):
+        return sum(_inner(x, _field(b, k)) for k, x in elements(a))
     if isinstance(a, dict):
         return sum(_inner(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):

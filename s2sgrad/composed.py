@@ -25,7 +25,7 @@ import types
 
 import numpy as np
 
-from s2sgrad.runtime import fresh_containers, unaliased
+from s2sgrad.runtime import fresh_containers, is_container, unaliased
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
@@ -188,7 +188,7 @@ def hvp(f, wrt=0):
             raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
         *primals, v = args
         values = bind(f, tuple(primals), kwargs)
-        if np.shape(v) != np.shape(values[index]):
+        if not is_container(v) and np.shape(v) != np.shape(values[index]):
             raise ValueError(
                 f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
             )
@@ -247,7 +247,7 @@ def _is_float_like(value) -> bool:
         return False
     if isinstance(value, (float, complex)):
         return True
-    if isinstance(value, (dict, list, tuple)):
+    if is_container(value):  # (a NamedTuple or dataclass too)
         return True
     return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
 

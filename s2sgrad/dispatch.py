@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from s2sgrad.runtime import field_name_clash, is_container
 from s2sgrad.transforms.spec import Generated
 
 from . import disk_cache
@@ -58,9 +59,10 @@ class CompiledGradient:
         ndims = tuple(
             (name, value.ndim) for (name, _), value in pairs if isinstance(value, np.ndarray)
         )
-        containers = frozenset(
-            name for (name, _), value in pairs if isinstance(value, (dict, list, tuple))
-        )
+        containers = frozenset(name for (name, _), value in pairs if is_container(value))
+        for (name, _), value in pairs:
+            if name in containers and name in self.analysis.spec.wrt:
+                _check_field_names(name, value)
         return self._build(scalars, ndims, containers)
 
     def _build(self, scalars: frozenset[str], ndims: tuple, containers=frozenset()) -> Generated:
@@ -175,6 +177,20 @@ def _insert_after_header(source: str, entry: str, lines: str) -> str:
 def _key(args: tuple) -> tuple:
     """What selects a specialization: each argument's class, and an array's dimensions."""
     return tuple((a.__class__, a.ndim if isinstance(a, np.ndarray) else None) for a in args)
+
+
+def _check_field_names(name: str, value) -> None:
+    """A TypeError for a NamedTuple or dataclass argument with a field named like an array
+    attribute: the compiler reads ``p.T`` as a transpose and ``p.size`` as a constant (it
+    cannot tell a record from an array before the call), which would be a wrong gradient."""
+    clash = field_name_clash(value)
+    if clash is not None:
+        kind, field = clash
+        raise TypeError(
+            f"argument {name!r}: {kind} has a field named {field!r}, which s2sgrad reads as "
+            f"the array attribute .{field} (p.{field}); rename the field (for example "
+            f"{field}_) to differentiate with respect to it"
+        )
 
 
 def _is_number(value: object) -> bool:

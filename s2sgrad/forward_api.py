@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import types
 
+from s2sgrad.runtime import keyed
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
@@ -78,7 +79,8 @@ def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
     if user:
         check_output(compiled, "sg.jvp", containers=True)
     positional, keywords = arguments(f, params, values)
-    active = [t for t in tangents if t is not None]
+    # a NamedTuple's or dataclass's tangent as derivative code reads it, by field (``tp["W"]``)
+    active = [keyed(t) for t in tangents if t is not None]
     result = compiled.function_for(*values)(*positional, *active, **keywords)
     if user:
         check_value(result[0], f, "sg.jvp")

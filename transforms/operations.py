@@ -226,6 +226,16 @@ def _evaluate(expr: cst.BaseExpression, namespace: Mapping[str, object]) -> tupl
     return False, None
 
 
+def field_read(read: cst.Attribute) -> tuple[cst.SubscriptElement, ...]:
+    """The index that stands for ``p.W`` (a name that is no array attribute) in derivative
+    code: the field name, ``"W"``. The primal reads the attribute as written; the adjoint and
+    tangent of a NamedTuple or dataclass argument are keyed by field (`ContainerAdjoint`, which
+    takes a NamedTuple's field name and its position for the same key), so ``dp["W"] += g``
+    and ``tp["W"]`` are what the derivative of the read needs. On an array, ``x.W`` raises
+    AttributeError going forward, as Python does."""
+    return (cst.SubscriptElement(cst.Index(cst.SimpleString(f'"{read.attr.value}"'))),)
+
+
 class Classifier:
     """Turns normal-form statements into `Operation`s, for one function."""
 
@@ -269,9 +279,9 @@ class Classifier:
         if isinstance(value, cst.Attribute):
             if self._is_local(value.value):
                 primitive = _ATTRIBUTES.get(value.attr.value)
-                if primitive is None:
-                    return Operation(
-                        targets, None, f"array attribute .{value.attr.value}", (value.value,)
+                if primitive is None:  # a field of a NamedTuple or dataclass: see field_read
+                    return self._primitive(
+                        targets, operator.getitem, (value.value,), index=field_read(value)
                     )
                 if primitive is NO_DERIVATIVE:
                     return Operation(targets, NO_DERIVATIVE, f".{value.attr.value}", (value.value,))
