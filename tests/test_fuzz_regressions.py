@@ -12,6 +12,30 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a list repeated (`L * 2`) took its operand's shape token, so the adjoint of np.mean of
+    # it divided by the operand's length: the gradient was twice too large, silently
+    # (seed 301265; wrong since list repeats were differentiated)
+    "mean of a repeated list": (
+        """
+        def f(x):
+            L3 = [x, np.sum(GV)]
+            L3 = L3 * 2
+            return np.mean(L3)
+        """,
+        [("x", "S")],
+    ),
+    # the optimizer fused an adjoint's parts past the backward loop of a comprehension, which
+    # pops the list another name holds: the moved part read the emptied list (ValueError;
+    # seed 301272)
+    "adjoint part reading a comprehension's list": (
+        """
+        def f(v):
+            s3 = np.sum(v * GV)
+            L9 = [np.sin(s3) for e8 in GV]
+            return np.sum(np.outer(v * L9, L9 + v))
+        """,
+        [("v", "V")],
+    ),
     # a slot of a list written, then the list popped, the list not differentiated: the slot
     # was restored after the pop without the popped value put back (IndexError; seed 202724)
     "slot write then pop of an inactive list": (

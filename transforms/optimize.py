@@ -218,9 +218,12 @@ def _coalesce_copy(lines, usages, i, target, value) -> bool:
 # -- accumulation fusion ------------------------------------------------------------------
 
 
-def fuse_accumulations(lines: list) -> tuple[list, bool]:
+def fuse_accumulations(lines: list, aliases: dict | None = None) -> tuple[list, bool]:
     """``v = A`` followed, with no read of `v` in between, by ``v = v + B`` or ``v += B``
-    becomes ``v = A + B``: an adjoint's first part joins its next one in one expression."""
+    becomes ``v = A + B``: an adjoint's first part joins its next one in one expression. `A`
+    moves down, so not past a change of what it reads under any name (`aliases`:
+    ``L = items`` then ``items.pop()`` in a loop changes ``L``)."""
+    aliases = alias_groups(lines) if aliases is None else aliases
     usages = [usage(line) for line in lines]
     lines = list(lines)
     changed = False
@@ -229,7 +232,7 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
         if assign is None:
             continue
         target, first = assign
-        value_reads = set(usages[i].reads)
+        value_reads = set(widened(usages[i].reads, aliases))
         if target in value_reads or nesting_depth(first, MAX_NESTING) > MAX_NESTING:
             continue
         for j in range(i + 1, len(lines)):
@@ -259,7 +262,7 @@ def fuse_accumulations(lines: list) -> tuple[list, bool]:
 
     def fuse_block(block):
         nonlocal nested_changed
-        result, block_changed = fuse_accumulations(block)
+        result, block_changed = fuse_accumulations(block, aliases)
         nested_changed = nested_changed or block_changed
         return result
 

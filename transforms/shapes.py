@@ -24,7 +24,7 @@ from s2sgrad.runtime import match_shape, matmul_left, matmul_right
 from .activity import Activity
 from .anf import NormalForm, is_literal
 from .operations import APPEND, COPY, SETITEM, Operation, evaluate_spelling
-from .sequences import sequence_names
+from .sequences import LIST_OPERATORS, sequence_names
 
 SCALAR = ("shape", ())
 NONE = ("none",)  # ``None``, as a name is bound before a loop that first assigns it
@@ -143,9 +143,20 @@ def infer_shapes(
     ndims = dict(array_ndims or {})
     exact = dict(array_shapes or {})
     ndims.update((name, len(shape)) for name, shape in exact.items())
+    sequences = sequence_names(nf.statements, containers)
+    calls = {target for _, op in activity.operations if op.user for target in op.targets}
+    maybe_sequences = sequences | sequence_names(nf.statements, calls, maybe=True)
     for _ in range(len(varying) + 2):
         shapes, disagreeing = _walk(
-            nf, activity, namespace, scalar_params, unknown, ndims, shaped_like or {}, exact
+            nf,
+            activity,
+            namespace,
+            scalar_params,
+            unknown,
+            ndims,
+            shaped_like or {},
+            exact,
+            maybe_sequences,
         )
         if disagreeing <= unknown:
             break
@@ -167,13 +178,14 @@ def infer_shapes(
         for name, token in shapes._tokens.items():
             if name in preferred:
                 shapes._first.setdefault(token, name)
-    shapes.sequences = sequence_names(nf.statements, containers)
-    calls = {target for _, op in activity.operations if op.user for target in op.targets}
-    shapes.maybe_sequences = shapes.sequences | sequence_names(nf.statements, calls, maybe=True)
+    shapes.sequences = sequences
+    shapes.maybe_sequences = maybe_sequences
     return shapes
 
 
-def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like, exact):
+def _walk(
+    nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like, exact, sequences
+):
     """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
     alike = {name: param for param, name in shaped_like.items() if param in nf.params}
     symbols = itertools.count()
@@ -200,6 +212,8 @@ def _walk(nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_l
         if op.primitive in (SETITEM, APPEND) or op.name == "list.pop":
             continue  # writing into an array keeps its shape
         token = _result_token(op, shapes)
+        if op.primitive in LIST_OPERATORS and set(op.targets) & sequences:
+            token = None  # a list joined or repeated: not its operands' length
         for target in op.targets:
             if target in unknown:
                 continue
