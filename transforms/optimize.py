@@ -232,7 +232,8 @@ def fuse_accumulations(lines: list, aliases: dict | None = None) -> tuple[list, 
         if assign is None:
             continue
         target, first = assign
-        value_reads = set(widened(usages[i].reads, aliases))
+        value_reads = set(usages[i].reads)
+        changes_reads = set(widened(usages[i].reads, aliases))  # (in place, under any name)
         if target in value_reads or nesting_depth(first, MAX_NESTING) > MAX_NESTING:
             continue
         for j in range(i + 1, len(lines)):
@@ -256,7 +257,7 @@ def fuse_accumulations(lines: list, aliases: dict | None = None) -> tuple[list, 
                     lines[i] = Marked(lines[i])
                     changed = True
                 break
-            if value_reads & (set(used.writes) | set(used.mutates)):
+            if value_reads & set(used.writes) or changes_reads & set(used.mutates):
                 break
     nested_changed = False
 
