@@ -12,6 +12,18 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a loop variable named like an adjoint (`dx`) and a keyword argument of that name: the
+    # normal form of the generated code renamed the keyword with the variable (TypeError
+    # "unexpected keyword argument 'dx_2'" in reverse Jacobians; seed 303141)
+    "keyword named like a renamed variable": (
+        """
+        def f(x, v, w):
+            for dx in range(1):
+                u3, u4, u5 = np.maximum(w - 0.25, np.trapezoid(v, dx=1.5))
+            return np.sum(np.hstack([(w)[:1], (w)[1:]]) * v - 0.5)
+        """,
+        [("x", "S"), ("v", "V"), ("w", "V")],
+    ),
     # a list repeated (`L * 2`) took its operand's shape token, so the adjoint of np.mean of
     # it divided by the operand's length: the gradient was twice too large, silently
     # (seed 301265; wrong since list repeats were differentiated)

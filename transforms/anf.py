@@ -805,8 +805,8 @@ class _Rename(cst.CSTTransformer):
         spelled = self.normalizer.resolution.spell(original)
         return name_expr(spelled) if spelled is not None else updated
 
-    def visit_Arg_keyword(self, node: cst.Arg) -> None:  # keyword names are not references
-        pass
+    def leave_Arg(self, original, updated):  # keyword names are not references
+        return updated.with_changes(keyword=original.keyword)
 
     def leave_Name(self, original, updated):
         if original.value in ("True", "False", "None"):
