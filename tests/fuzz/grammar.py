@@ -36,13 +36,19 @@ GLOBALS = [
 ]
 # names that collide with what the compiler invents, drawn now and then
 TRICKY = ("dx", "_t1", "tx", "_batch", "dv", "_stack", "unbroadcast", "d_t1", "ans", "g")
-S_UNARY = ("np.sin({})", "np.cos({})", "np.tanh({})", "math.sin({})", "np.sqrt(1.0 + {0} * {0})")
+S_UNARY = (
+    "np.sin({})",
+    "np.cos({})",
+    "np.tanh({})",
+    "math.sin({})",
+    "np.sqrt(1.0 + ({0}) * ({0}))",
+)
 V_UNARY = (
     "np.sin({})",
     "np.cos({})",
     "np.tanh({})",
-    "np.sqrt(1.0 + {0} * {0})",
-    "np.exp(-{0} * {0})",
+    "np.sqrt(1.0 + ({0}) * ({0}))",  # (parenthesized: {0} may be a sum)
+    "np.exp(-({0}) * ({0}))",
 )
 
 
