@@ -147,10 +147,32 @@ class ContainerAdjoint(dict):
 
     __radd__ = __add__
 
+    # the optimizer writes a negative adjoint part as a subtraction (``da - 2.0 * g``), and
+    # the part read as one array may come first: an adjoint subtracts as it adds
+    def __neg__(self):
+        out = self.copy()
+        for key, value in self.items():
+            out[key] = -value
+        return out
+
+    def __sub__(self, other):
+        return self + _negated(other)
+
+    def __rsub__(self, other):
+        return -self + other
+
     def __mul__(self, other):
         raise concatenation_error()
 
     __rmul__ = __mul__
+
+
+def _negated(value):
+    if isinstance(value, (list, tuple)):  # one adjoint per position (a rule's result)
+        return [-v for v in value]
+    if isinstance(value, dict) and not isinstance(value, ContainerAdjoint):
+        return {k: -v for k, v in value.items()}
+    return -value
 
 
 def concatenation_error() -> TypeError:

@@ -12,6 +12,21 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a list read whole by a NumPy function (np.var), then repeated: the optimizer wrote the
+    # adjoint as the repeat's container adjoint minus the array part, and a container
+    # adjoint could only add (TypeError "operand 'ContainerAdjoint' does not support
+    # ufuncs"; seed 405067)
+    "list read whole then repeated": (
+        """
+        def f(x, v):
+            L1 = [np.sum(v * v)]
+            x -= np.var(L1)
+            L1 = L1 * 2
+            x += np.mean(L1) ** 2
+            return x
+        """,
+        [("x", "S"), ("v", "V")],
+    ),
     # a loop variable named like an adjoint (`dx`) and a keyword argument of that name: the
     # normal form of the generated code renamed the keyword with the variable (TypeError
     # "unexpected keyword argument 'dx_2'" in reverse Jacobians; seed 303141)
