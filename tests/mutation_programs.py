@@ -346,6 +346,16 @@ def update_a_rebound_argument(x):
     return np.sum(x * x)
 
 
+def update_a_builtin_sum(x):
+    # sum() adds its items to 0, so its result is never one of them (refused until the
+    # seed-400516 fuzz program showed it)
+    s = sum(x)
+    s += np.sum(x)
+    t = sum(map(lambda e: e**2, x))
+    t *= 2.0
+    return s * t
+
+
 def mask_updated_through_alias(x):
     m = x > 0.5
     kept = m

@@ -205,6 +205,7 @@ def test_bitwise_update_of_an_integer_argument():
         ("accumulate_numbers", VECTOR),
         ("update_a_rebound_argument", VECTOR),
         ("mask_updated_in_place", VECTOR),
+        ("update_a_builtin_sum", VECTOR),
     ],
 )
 def test_accepted_change_in_place_has_the_right_derivative(name, x):

@@ -116,6 +116,8 @@ class CallWalker:
         if name in ("min", "max", "sum") and len(args) == 1:
             item = args[0].element(args[0].items is not None)
             kind = operation_kind([item.kind])
+            if name == "sum":  # 0 + the items: never one of them
+                return make(self.new_token(), kind=kind)
             return make(self.new_token() | item.all, item.held, kind)
         if name in FRESH_BUILTINS:
             return make(self.new_token(), kind=SCALAR if name != "divmod" else None)
