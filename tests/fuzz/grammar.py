@@ -333,7 +333,7 @@ class Generator:
             args.append(self.scalar(scope, 2))
             text = fmt(f"{name}(*(" + ", ".join(["{}"] * len(args)) + ")", *args)
             if self.chance(0.5):
-                text = fmt('{}, **{{{{"c": {}}}}}', text, self.lit())
+                text = fmt('{}, **{{"c": {}}}', text, self.lit())
             return text.map("{})")
         text = fmt(f"{name}(" + ", ".join(["{}"] * len(args)), *args)
         if self.chance(0.4):
