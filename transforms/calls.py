@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+import weakref
 
 import libcst as cst
 
@@ -84,21 +85,20 @@ def split_of(fn: types.FunctionType) -> Split:
     return split
 
 
-# the base of the names of each lambda's halves: every lambda is named `naming.LAMBDA`, so two
-# called by one function would meet in its module's globals (one calling the other's halves):
-# each gets a name of its own, ``lambda_``, ``lambda__1``, ... (functions keep their names)
-_lambda_namer = Namer()
-_lambda_bases: dict[tuple, str] = {}
+# the base of the names of each callee's halves: its own name for the first function of that
+# name, then one of its own (``loss_1``) for every other function object (``mod_a.loss`` and
+# ``mod_b.loss``; two closures of one factory, which share code but not captured values; every
+# lambda, all named `naming.LAMBDA`): with one name their halves would meet in one generated
+# module's globals, and one callee's derivative would be the other's
+_base_namer = Namer()
+_bases: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def split_base(fn: types.FunctionType) -> str:
-    """The name the halves of `fn` are named after: its own, or one of its own for a lambda."""
-    if fn.__code__.co_name != "<lambda>":
-        return fn.__name__
-    key = (fn.__code__, id(fn.__globals__))
-    base = _lambda_bases.get(key)
+    """The name the halves of `fn` are named after, one no other function's halves have."""
+    base = _bases.get(fn)
     if base is None:
-        base = _lambda_bases[key] = _lambda_namer.fresh(fn.__name__)
+        base = _bases[fn] = _base_namer.fresh(fn.__name__)
     return base
 
 
