@@ -3,7 +3,7 @@
 ``for k, v in d.items()``, ``d.values()`` and ``d.keys()`` on a dict of the function are
 normalized to reads by key over ``keys_of(d)`` (`transforms/anf_lambdas.py`), and the starred
 target of ``first, *rest = xs`` to reads by position over ``starred_positions(xs, 1, 0)``
-(`transforms/anf_comprehensions.py`): the keys and positions carry no derivative, the values
+(`transforms/anf_containers.py`): the keys and positions carry no derivative, the values
 read by them do, through the rules of item reads.
 """
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 import libcst as cst
 from s2sgrad.runtime import registry
 
-from .anf_comprehensions import ComprehensionNormalizing
+from .anf_containers import ContainerNormalizing
 from .anf_lambdas import LambdaNormalizing
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
@@ -140,7 +140,7 @@ _NO_PARENS = {"lpar": (), "rpar": ()}
 _ARRAY_ONLY = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.Modulo)
 
 
-class _Normalizer(LoopNormalizing, LambdaNormalizing, ComprehensionNormalizing):
+class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
         self.parsed = parsed
         self.resolution = resolution
@@ -715,6 +715,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ComprehensionNormalizing):
         listed = self.listed(expr)
         if listed is not None:
             return listed
+        record = self.record(expr)
+        if record is not None:
+            return record
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )

@@ -1,8 +1,8 @@
 """Statements of issue 18's idioms for the fuzzer: dict views, ``map`` over a lambda, loops
 over list literals, a lambda defining a function, ``with np.errstate(...)``, dict, set and
-nested comprehensions, starred unpacking, ``list(...)``, ``zip(*pairs)`` and ``enumerate``
-with a start (a mixin of `statements.ProgramGenerator`: it uses the generator's scope helpers
-and expressions)."""
+nested comprehensions, starred unpacking, ``list(...)``, ``zip(*pairs)``, ``enumerate``
+with a start, and NamedTuples built in the function (a mixin of
+`statements.ProgramGenerator`: it uses the generator's scope helpers and expressions)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ class IdiomStatements:
     def s_idiom(self, scope, depth, loop):
         forms = [self._over_literal, self._mapped, self._local_lambda, self._errstate]
         forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
-        forms += [self._columns, self._counted, self._set_of_sizes]
+        forms += [self._columns, self._counted, self._set_of_sizes, self._record]
         if self.of_kind(scope, "D"):
             forms += [self._items, self._values]
         return self.choice(forms)(scope)
@@ -133,3 +133,16 @@ class IdiomStatements:
         body = [Simple(fmt(f"{name} = {{}}", self.scalar(scope, 1)))]
         scope[name] = Var("S")
         return [Block(Text.plain('with np.errstate(all="ignore"):'), body)]
+
+    def _record(self, scope):
+        name = self.fresh(scope, "r")
+        first, second = self.scalar(scope, 1), self.vector(scope, 1)
+        if self.chance(0.5):
+            text = fmt(f"{name} = Rec(a={{}}, b={{}})", first, second)
+        else:
+            text = fmt(f"{name} = Rec({{}}, {{}}, {{}})", first, second, self.lit())
+        scope[name] = Var("T", items=("S", "V", "S"))
+        read = self.fresh(scope, "s")
+        scope[read] = Var("S")
+        use = f"{read} = {name}.a * np.sum({name}.b) + {name}.c"
+        return [Simple(text), Simple(Text.plain(use))]

@@ -1,5 +1,6 @@
-"""Pass 4, normalize: comprehensions and starred unpacking, the part of `anf._Normalizer` that
-writes each as the loop that builds it, so that the loop passes differentiate it.
+"""Pass 4, normalize: containers built inside the function, the part of `anf._Normalizer`
+that writes each in forms the later passes differentiate (comprehensions and starred targets
+as the loops that build them).
 
 - ``[e for v in seq if c]`` (or a generator expression) is ``items = []; for v in seq: if c:
   items.append(e)``; several ``for`` clauses are nested loops, each ``if`` guarding what
@@ -19,11 +20,15 @@ writes each as the loop that builds it, so that the loop passes differentiate it
 - ``first, *rest, last = xs`` reads ``xs[0]`` and ``xs[-1]`` and makes ``rest`` the list
   ``[xs[k] for k in starred_positions(xs, 1, 1)]`` (`runtime/iteration.py`), after Python's
   check of the length: the items of a list, a tuple's, or an array's rows, each an item read
-  the rules differentiate.
+  the rules differentiate;
+- ``Params(w, b=v)``, a NamedTuple or dataclass built, is ``_f = {"w": w, "b": v}`` and
+  ``make_record(_f, Params, ("w", "b"))`` (`runtime/records.py`): a dict literal, by key,
+  and one call linear in it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import libcst as cst
@@ -36,6 +41,22 @@ _POSITIONAL_KINDS = (inspect.Parameter.POSITIONAL_ONLY, _POSITIONAL)
 _LISTS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 
 
+def _init_fields(cls) -> list[str] | None:
+    """The fields a NamedTuple or dataclass class takes in its constructor, in order; None
+    for anything else (a dataclass with a hand-written ``__init__``: its fields are not its
+    parameters)."""
+    if not isinstance(cls, type):
+        return None
+    if issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
+        return list(cls._fields)
+    if dataclasses.is_dataclass(cls):
+        params = getattr(cls, "__dataclass_params__", None)
+        if params is None or not params.init:
+            return None
+        return [f.name for f in dataclasses.fields(cls) if f.init]
+    return None
+
+
 def _index(value: cst.BaseExpression, index: cst.BaseExpression) -> cst.Subscript:
     return cst.Subscript(value, (cst.SubscriptElement(cst.Index(index)),))
 
@@ -46,7 +67,7 @@ def _integer(k: int) -> cst.BaseExpression:
     return cst.Integer(str(k))
 
 
-class ComprehensionNormalizing:
+class ContainerNormalizing:
     """The comprehension forms of `anf._Normalizer` (a mixin: it uses ``self.parsed``,
     ``self.namer``, ``self.current`` and the methods ``assign``, ``atom``, ``atom_of``,
     ``emit``, ``for_statement``, ``assign_atom`` and ``origin``)."""
@@ -206,6 +227,30 @@ class ComprehensionNormalizing:
         if inspect.Parameter.VAR_POSITIONAL in kinds:
             return None
         return [p for p in signature.parameters.values() if p.kind in _POSITIONAL_KINDS]
+
+    def record(self, call: cst.Call) -> cst.BaseExpression | None:
+        """A NamedTuple or dataclass built (see the module docstring), or None for any other
+        call."""
+        found, cls = self.resolution.value_of(call.func)
+        names = _init_fields(cls) if found else None
+        if names is None or any(a.star for a in call.args):
+            return None
+        positional = [a for a in call.args if a.keyword is None]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        given = dict(zip(names, positional, strict=False))
+        if len(positional) > len(names) or set(keywords) - set(names[len(positional) :]):
+            raise self.parsed.error(call, f"these arguments do not match {cls.__name__}'s fields")
+        given.update(keywords)
+        fields = [name for name in names if name in given]  # (in the class's order)
+        items = tuple(
+            cst.DictElement(cst.SimpleString(f'"{name}"'), given[name].value) for name in fields
+        )
+        values = self.atom_of(self.flat(cst.Dict(items)))
+        listed = cst.Tuple(tuple(cst.Element(cst.SimpleString(f'"{n}"')) for n in fields))
+        callee = self.atom(call.func)
+        return cst.Call(
+            cst.Name("make_record"), (cst.Arg(values), cst.Arg(callee), cst.Arg(listed))
+        )
 
     def unpack_starred(self, target, value, normal: bool) -> None:
         """``a, *rest, b = value`` (see the module docstring)."""
