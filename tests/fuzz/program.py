@@ -97,8 +97,9 @@ class Program:
         lines += [*self.globals_, ""]
         for fn in self.helpers:
             lines += [*_render_function(fn, check, 0), ""]
-        if self.made:
-            lines += [*self.made, ""]
+        made = getattr(self, "made", [])  # (reproducers pickled before factories lack it)
+        if made:
+            lines += [*made, ""]
         if self.closure is None:
             lines += _render_function(self.main, check, 0)
         else:
