@@ -65,6 +65,37 @@ class TreeDef:
     children: tuple[TreeDef, ...] = ()
     num_leaves: int = 1
     order: tuple = dataclasses.field(default=(), compare=False)
+    # a ContainerAdjoint's (derivative code's keyed form of a record's tangent) batch, keys
+    # and positions, kept so that a map over one gives one that derivative code reads alike
+    adjoint: tuple | None = dataclasses.field(default=None, compare=False)
+
+    def flatten_up_to(self, tree) -> list:
+        """The subtrees of `tree` where this structure has its leaves, in leaf order (as
+        JAX's ``flatten_up_to``). A None in `tree` where this structure has more stands for
+        a None at each of its leaves (a gradient that is None: no derivative there).
+
+        Raises:
+            ValueError: `tree` has another structure above these leaves.
+        """
+        found: list = []
+        self._up_to(tree, found)
+        return found
+
+    def _up_to(self, tree, found: list) -> None:
+        if self.kind == "leaf":
+            found.append(tree)
+            return
+        if tree is None:
+            found.extend([None] * self.num_leaves)
+            return
+        node = _node(tree)
+        if node is None or node[:3] != (self.kind, self.node_type, self.aux):
+            raise ValueError(f"a pytree of structure {self!r} was expected; got {tree!r}")
+        children = node[3]
+        if len(children) != len(self.children):
+            raise ValueError(f"a pytree of structure {self!r} was expected; got {tree!r}")
+        for child_def, child in zip(self.children, children, strict=True):
+            child_def._up_to(child, found)
 
     def __repr__(self) -> str:
         if self.kind == "leaf":
@@ -73,8 +104,9 @@ class TreeDef:
             return "None"
         inner = ", ".join(repr(c) for c in self.children)
         if self.kind == "dict":
-            inner = ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children, strict=True))
-            return f"{{{inner}}}" if self.node_type is dict else f"{self.node_type.__name__}({{{inner}}})"
+            pairs = zip(self.aux, self.children, strict=True)
+            inner = "{" + ", ".join(f"{k!r}: {c!r}" for k, c in pairs) + "}"
+            return inner if self.node_type is dict else f"{self.node_type.__name__}({inner})"
         if self.kind == "list":
             return f"[{inner}]"
         if self.kind == "tuple":
@@ -142,7 +174,10 @@ def _flatten(tree, found: list) -> TreeDef:
     kind, cls, aux, children, order = node
     defs = tuple(_flatten(child, found) for child in children)
     count = sum(d.num_leaves for d in defs)
-    return TreeDef(kind, cls, aux, defs, count, order)
+    adjoint = None
+    if isinstance(tree, containers.ContainerAdjoint):
+        adjoint = (tree.batch, tree.keys_of_value, tree.positions)
+    return TreeDef(kind, cls, aux, defs, count, order, adjoint)
 
 
 def _node(tree):
@@ -216,6 +251,9 @@ def _build(treedef: TreeDef, leaves):
         pairs = [(k, by_key[k]) for k in treedef.order or treedef.aux]
         if cls is dict:
             return dict(pairs)
+        if treedef.adjoint is not None:
+            batch, keys, positions = treedef.adjoint
+            return cls(pairs, batch=batch, keys=keys, positions=positions)
         if cls is collections.defaultdict:
             return collections.defaultdict(None, pairs)
         return cls(pairs)
