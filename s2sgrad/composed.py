@@ -113,6 +113,11 @@ def _check_function(f, what: str, arity: int | None = None) -> types.FunctionTyp
 def jacobian(f, wrt=0, mode="reverse"):
     """A function giving the Jacobian of `f`, shaped ``out.shape + arg.shape``.
 
+    Where the argument or the output is a pytree (a dict, NamedTuple, dataclass, ...) the
+    Jacobian is nested blocks, as in JAX: the output's structure outside, the argument's
+    inside, each block shaped ``out_leaf.shape + arg_leaf.shape`` (computed by forward mode
+    whatever `mode` says: `tree_jacobians`).
+
     Args:
         f: a Python function (or a function s2sgrad returned).
         wrt: an argument index or name, or a tuple of them (then a tuple of Jacobians).
@@ -133,14 +138,45 @@ def jacobian(f, wrt=0, mode="reverse"):
     from .jacobian_code import composed_jacobian
 
     names, is_tuple = wrt_names(f, wrt)
+    pytree_output = False
     if transformed(f) is None:  # the user's function: an array or a number, visibly
-        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=False)
-    return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
+        compiled = forward_transform(f, names[:1])
+        try:
+            check_output(compiled, "sg.jacobian", containers=False)
+        except TypeError:  # a container (blocks in its structure), or what no Jacobian has
+            check_output(compiled, "sg.jacobian", containers=True)
+            pytree_output = True
+    generated = composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
+    return _with_pytrees(generated, f, f, names, is_tuple, pytree_output)
+
+
+def _with_pytrees(generated, f, differentiated, names, is_tuple: bool, always: bool):
+    """`generated` (a generated Jacobian or Hessian function), which calls with a pytree
+    argument among `names` (or every call, `always`: `f` returns one) hand to
+    `tree_jacobians` instead: the Jacobian of `differentiated` in nested blocks."""
+    from .tree_jacobians import pytree_jacobian
+
+    indices = [parameter_names(f).index(name) for name in names]
+
+    def call(*args, **kwargs):
+        values = bind(f, args, kwargs)
+        if always or any(is_container(values[i]) for i in indices):
+            return pytree_jacobian(differentiated, names, is_tuple, fresh_containers(values))
+        return generated(*args, **kwargs)
+
+    call.__name__ = generated.__name__
+    call.__signature__ = generated.__signature__
+    call.__wrapped_transform__ = generated.__wrapped_transform__
+    return call
 
 
 def hessian(f, wrt=0):
     """A function giving the Hessian of the scalar function `f`, shaped ``arg.shape * 2``,
     by one batched forward sweep over the generated gradient (forward-over-reverse).
+
+    With respect to a pytree argument (a dict, NamedTuple, dataclass, ...) the Hessian is
+    nested blocks, as in JAX: ``H["W"]["b"]`` is shaped ``W.shape + b.shape``
+    (`tree_jacobians`).
 
     Example:
         >>> def f(x):
@@ -159,7 +195,8 @@ def hessian(f, wrt=0):
 
     gradient = grad(f, wrt=names[0])
     entry = f"hessian_{f.__name__}"
-    return composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
+    generated = composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
+    return _with_pytrees(generated, f, gradient, names, False, False)
 
 
 def hvp(f, wrt=0):
