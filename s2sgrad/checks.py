@@ -158,7 +158,7 @@ class _Checker:
         got = _inner(grads, direction, context.active)
         want = _inner(cotangent, expected)
         self.compare([(want, got)], "reverse", "<sg.vjp(u), v> vs <u, difference>", context)
-        if np.ndim(out) == 0 and not isinstance(out, (tuple, list, dict)):
+        if tree.structure(out).kind == "leaf" and np.ndim(out) == 0:
             names = tuple(context.names[i] for i in sorted(context.active))
             gradient = grad(f, wrt=names)(*values)
             got = _inner(gradient, tuple(direction[i] for i in sorted(context.active)))

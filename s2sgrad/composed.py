@@ -138,36 +138,9 @@ def jacobian(f, wrt=0, mode="reverse"):
     from .jacobian_code import composed_jacobian
 
     names, is_tuple = wrt_names(f, wrt)
-    pytree_output = False
-    if transformed(f) is None:  # the user's function: an array or a number, visibly
-        compiled = forward_transform(f, names[:1])
-        try:
-            check_output(compiled, "sg.jacobian", containers=False)
-        except TypeError:  # a container (blocks in its structure), or what no Jacobian has
-            check_output(compiled, "sg.jacobian", containers=True)
-            pytree_output = True
-    generated = composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
-    return _with_pytrees(generated, f, f, names, is_tuple, pytree_output)
-
-
-def _with_pytrees(generated, f, differentiated, names, is_tuple: bool, always: bool):
-    """`generated` (a generated Jacobian or Hessian function), which calls with a pytree
-    argument among `names` (or every call, `always`: `f` returns one) hand to
-    `tree_jacobians` instead: the Jacobian of `differentiated` in nested blocks."""
-    from .tree_jacobians import pytree_jacobian
-
-    indices = [parameter_names(f).index(name) for name in names]
-
-    def call(*args, **kwargs):
-        values = bind(f, args, kwargs)
-        if always or any(is_container(values[i]) for i in indices):
-            return pytree_jacobian(differentiated, names, is_tuple, fresh_containers(values))
-        return generated(*args, **kwargs)
-
-    call.__name__ = generated.__name__
-    call.__signature__ = generated.__signature__
-    call.__wrapped_transform__ = generated.__wrapped_transform__
-    return call
+    if transformed(f) is None:  # the user's function: arrays, numbers or containers of them
+        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=True)
+    return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
 def hessian(f, wrt=0):
@@ -195,8 +168,7 @@ def hessian(f, wrt=0):
 
     gradient = grad(f, wrt=names[0])
     entry = f"hessian_{f.__name__}"
-    generated = composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
-    return _with_pytrees(generated, f, gradient, names, False, False)
+    return composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
 
 
 def hvp(f, wrt=0):
@@ -266,17 +238,42 @@ def vjp(f, *primals):
         check_value(out, f, "sg.vjp")
 
     def vjp_fn(cotangent):
-        if np.shape(cotangent) != np.shape(out):
-            raise ValueError(
-                f"the cotangent must have the output's shape {np.shape(out)}; got "
-                f"{np.shape(cotangent)}"
-            )
+        _check_cotangent(cotangent, out)
         call, keywords = arguments(fn, params, values, (cotangent,))
         grads = compiled.function_for(*values, cotangent)(*call, **keywords)
         by_name = dict(zip(differentiable, grads, strict=True))
         return tuple(by_name.get(name) for name in given)
 
     return out, vjp_fn
+
+
+def _check_cotangent(cotangent, out) -> None:
+    """A ValueError unless `cotangent` has the structure of `out` (a pytree of the same
+    type: a NamedTuple for a NamedTuple) and the shapes of its leaves; an array with one row
+    per element of a list or tuple of equal shapes is accepted too (read as one array)."""
+    from . import tree
+
+    wanted, structure = tree.flatten(out)
+    given, given_structure = tree.flatten(cotangent)
+    if given_structure == structure:
+        for k, (w, g) in enumerate(zip(wanted, given, strict=True)):
+            if np.shape(w) != np.shape(g):
+                where = f" (leaf {k} of {structure!r})" if structure.kind != "leaf" else ""
+                raise ValueError(
+                    f"the cotangent must have the output's shape {np.shape(w)}{where}; got "
+                    f"{np.shape(g)}"
+                )
+        return
+    if given_structure.kind == "leaf" and structure.kind in ("list", "tuple"):
+        try:
+            if np.shape(cotangent) == np.shape(out):
+                return
+        except ValueError:  # elements of different shapes: no one array
+            pass
+    raise ValueError(
+        f"the cotangent must have the output's structure {structure!r}; got "
+        f"{given_structure!r} ({type(cotangent).__name__})"
+    )
 
 
 def _is_float_like(value) -> bool:

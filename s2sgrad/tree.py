@@ -72,7 +72,8 @@ class TreeDef:
     def flatten_up_to(self, tree) -> list:
         """The subtrees of `tree` where this structure has its leaves, in leaf order (as
         JAX's ``flatten_up_to``). A None in `tree` where this structure has more stands for
-        a None at each of its leaves (a gradient that is None: no derivative there).
+        a None at each of its leaves (a gradient that is None: no derivative there); a dict
+        matches a dict of another class with the same keys.
 
         Raises:
             ValueError: `tree` has another structure above these leaves.
@@ -89,7 +90,10 @@ class TreeDef:
             found.extend([None] * self.num_leaves)
             return
         node = _node(tree)
-        if node is None or node[:3] != (self.kind, self.node_type, self.aux):
+        # (a dict of any class stands for another with the same keys: derivative code holds
+        # a record's tangent as a dict subclass keyed by field)
+        same_type = self.kind == "dict" or node is None or node[1] is self.node_type
+        if node is None or node[0] != self.kind or node[2] != self.aux or not same_type:
             raise ValueError(f"a pytree of structure {self!r} was expected; got {tree!r}")
         children = node[3]
         if len(children) != len(self.children):

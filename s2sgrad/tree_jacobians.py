@@ -24,7 +24,7 @@ from s2sgrad.runtime import keyed
 
 from . import tree
 from .binding import arguments, concrete, parameter_names, transformed
-from .forward_api import forward_transform, jvp_of_values
+from .forward_api import forward_transform, in_structure, jvp_of_values
 
 
 def is_node(value) -> bool:
@@ -116,6 +116,7 @@ def _columns(out, t_out, n: int) -> list:
     """Per leaf of `out`, its batched tangent from `t_out` as ``(n, *leaf.shape)``."""
     out_leaves, out_def = tree.flatten(out)
     found = []
+    t_out = in_structure(t_out, out)
     for o, t in zip(out_leaves, out_def.flatten_up_to(t_out), strict=True):
         shape = (n, *np.shape(o))
         found.append(np.zeros(shape) if t is None else np.broadcast_to(np.asarray(t), shape))
