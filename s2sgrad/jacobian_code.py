@@ -160,9 +160,7 @@ class _Builder:
         differentiated = self.namer.fresh("_differentiated")
         self.namespace[differentiated] = composed.f
         values = ", ".join(composed.params) + ("," if len(composed.params) == 1 else "")
-        return (
-            f"{function}({differentiated}, {composed.names!r}, {composed.is_tuple}, ({values}))"
-        )
+        return f"{function}({differentiated}, {composed.names!r}, {composed.is_tuple}, ({values}))"
 
     def _use(self, fn) -> str:
         """The name generated code calls `fn` by (made unique within this function)."""
