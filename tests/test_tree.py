@@ -148,7 +148,7 @@ def test_public():
 
 def test_unflatten_wrong_leaf_count():
     _, treedef = sg.tree.flatten({"a": 1.0, "b": 2.0})
-    with pytest.raises(ValueError, match="leaves has 3 items.*2 leaves"):
+    with pytest.raises(ValueError, match=r"leaves has 3 items.*2 leaves"):
         sg.tree.unflatten(treedef, [1.0, 2.0, 3.0])
 
 
