@@ -12,8 +12,9 @@ How: the argument's floating leaves are numbered as one vector of ``n`` elements
 with the identity. For the user's function that is one batched forward sweep (tangents with a
 leading axis of ``n`` directions, in the argument's structure); for generated code (the
 gradient a Hessian differentiates) it is one forward sweep per direction, each the
-Hessian-vector product `sg.hvp` computes. The generated Jacobian functions of `jacobian_code`
-stay the path for arrays and numbers.
+Hessian-vector product `sg.hvp` computes. The generated Jacobian function of `jacobian_code`
+calls `pytree_jacobian` where an argument it differentiates or the output is a container, and
+keeps its vectorized sweeps for arrays and numbers.
 """
 
 from __future__ import annotations
@@ -25,11 +26,6 @@ from s2sgrad.runtime import keyed
 from . import tree
 from .binding import arguments, concrete, parameter_names, transformed
 from .forward_api import forward_transform, in_structure, jvp_of_values
-
-
-def is_node(value) -> bool:
-    """`value` is a pytree with structure (a container), not a single array or number."""
-    return value is not None and tree.structure(value).kind != "leaf"
 
 
 def pytree_jacobian(f, names: tuple[str, ...], is_tuple: bool, values: tuple):
