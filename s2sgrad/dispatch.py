@@ -185,7 +185,9 @@ def _check_differentiable(name: str, value) -> None:
     """A TypeError for a differentiated argument that is no number, array or pytree (an
     object of a class of the user's): its derivative would fail deep inside generated code.
     (Checked per kind of arguments, when a specialization is chosen, not per call.)"""
-    if isinstance(value, (numbers.Number, np.ndarray, np.generic)) or is_container(value):
+    if value is None or isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+        return  # (None: an empty pytree, as `sg.tree` has it)
+    if is_container(value):
         return
     raise TypeError(
         f"argument {name!r} is a {type(value).__name__}, which s2sgrad cannot differentiate "
