@@ -29,8 +29,6 @@ from .matrix_helpers import *  # noqa: F403
 from .matrix_helpers import __all__ as _matrix_all
 from .moved_elements import *  # noqa: F403
 from .moved_elements import __all__ as _moved_all
-from .records import *  # noqa: F403
-from .records import __all__ as _record_all
 from .registry import Registry, Rule, qualified_name, registry
 from .special_helpers import *  # noqa: F403
 from .special_helpers import __all__ as _special_all
@@ -55,7 +53,6 @@ __all__ = [
     *_iteration_all,
     *_matrix_all,
     *_moved_all,
-    *_record_all,
     *_special_all,
     *_tangent_all,
 ]

@@ -104,5 +104,5 @@ def test_arguments_that_match_no_field_are_a_clear_error():
     def f(x):
         return Pair(x, V, 1.0, 2.0).a
 
-    with pytest.raises(sg.TransformError, match="do not match Pair's fields"):
+    with pytest.raises(sg.TransformError, match="do not match the fields of Pair"):
         sg.grad(f)(0.5)

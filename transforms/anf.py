@@ -704,6 +704,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         if columns is not None:
             return columns
         expr = self.spread(expr)
+        self.check_record(expr)
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
@@ -715,9 +716,6 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         listed = self.listed(expr)
         if listed is not None:
             return listed
-        record = self.record(expr)
-        if record is not None:
-            return record
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )

@@ -20,10 +20,7 @@ as the loops that build them).
 - ``first, *rest, last = xs`` reads ``xs[0]`` and ``xs[-1]`` and makes ``rest`` the list
   ``[xs[k] for k in starred_positions(xs, 1, 1)]`` (`runtime/iteration.py`), after Python's
   check of the length: the items of a list, a tuple's, or an array's rows, each an item read
-  the rules differentiate;
-- ``Params(w, b=v)``, a NamedTuple or dataclass built, is ``_f = {"w": w, "b": v}`` and
-  ``make_record(_f, Params, ("w", "b"))`` (`runtime/records.py`): a dict literal, by key,
-  and one call linear in it.
+  the rules differentiate.
 """
 
 from __future__ import annotations
@@ -43,16 +40,12 @@ _LISTS = (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)
 
 def _init_fields(cls) -> list[str] | None:
     """The fields a NamedTuple or dataclass class takes in its constructor, in order; None
-    for anything else (a dataclass with a hand-written ``__init__``: its fields are not its
-    parameters)."""
+    for anything else."""
     if not isinstance(cls, type):
         return None
     if issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple):
         return list(cls._fields)
     if dataclasses.is_dataclass(cls):
-        params = getattr(cls, "__dataclass_params__", None)
-        if params is None or not params.init:
-            return None
         return [f.name for f in dataclasses.fields(cls) if f.init]
     return None
 
@@ -228,29 +221,20 @@ class ContainerNormalizing:
             return None
         return [p for p in signature.parameters.values() if p.kind in _POSITIONAL_KINDS]
 
-    def record(self, call: cst.Call) -> cst.BaseExpression | None:
-        """A NamedTuple or dataclass built (see the module docstring), or None for any other
-        call."""
+    def check_record(self, call: cst.Call) -> None:
+        """A NamedTuple or dataclass built with arguments its fields take (derivative code
+        keys them by field: `operations._record_pack`), else a TransformError here."""
         found, cls = self.resolution.value_of(call.func)
         names = _init_fields(cls) if found else None
         if names is None or any(a.star for a in call.args):
-            return None
+            return
         positional = [a for a in call.args if a.keyword is None]
-        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
-        given = dict(zip(names, positional, strict=False))
+        keywords = [a.keyword.value for a in call.args if a.keyword is not None]
         if len(positional) > len(names) or set(keywords) - set(names[len(positional) :]):
-            raise self.parsed.error(call, f"these arguments do not match {cls.__name__}'s fields")
-        given.update(keywords)
-        fields = [name for name in names if name in given]  # (in the class's order)
-        items = tuple(
-            cst.DictElement(cst.SimpleString(f'"{name}"'), given[name].value) for name in fields
-        )
-        values = self.atom_of(self.flat(cst.Dict(items)))
-        listed = cst.Tuple(tuple(cst.Element(cst.SimpleString(f'"{n}"')) for n in fields))
-        callee = self.atom(call.func)
-        return cst.Call(
-            cst.Name("make_record"), (cst.Arg(values), cst.Arg(callee), cst.Arg(listed))
-        )
+            fields = ", ".join(names)
+            raise self.parsed.error(
+                call, f"these arguments do not match the fields of {cls.__name__} ({fields})"
+            )
 
     def unpack_starred(self, target, value, normal: bool) -> None:
         """``a, *rest, b = value`` (see the module docstring)."""
