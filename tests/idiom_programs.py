@@ -322,3 +322,15 @@ def spread_with_defaults(w, args):
 def set_of_values(w):
     values = {v * 2.0 for v in w}
     return sum(values)
+
+
+def dict_comprehension_of_items(p):
+    doubled = {k: v * 2.0 for k, v in p.items()}
+    return np.sum(doubled["w"] * doubled["bias"][0]) + doubled["s"] ** 2
+
+
+def dict_built_from_items_in_a_loop(p):
+    scaled_ = {}
+    for k, v in p.items():
+        scaled_[k] = np.tanh(v)
+    return sum(np.sum(v**2) for v in scaled_.values())

@@ -46,6 +46,10 @@ CASES = {
     "f(a, *rest)": (ip.spread_the_rest, (X3,)),
     "f(*literal, **literal)": (ip.spread_literals, (X3,)),
     "zip(*pairs)": (ip.columns_of_pairs, (X3,)),
+    # (the keys read back from the list of (key, value) pairs are no values with a
+    # derivative: a LookupError "index that depends on the differentiated input" before)
+    "dict comprehension over .items()": (ip.dict_comprehension_of_items, (PARAMS,)),
+    "dict written by key in a loop over .items()": (ip.dict_built_from_items_in_a_loop, (PARAMS,)),
 }
 
 

@@ -16,7 +16,7 @@ class IdiomStatements:
         forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
         forms += [self._columns, self._counted, self._set_of_sizes, self._record]
         if self.of_kind(scope, "D"):
-            forms += [self._items, self._values]
+            forms += [self._items, self._values, self._dict_of_items]
         return self.choice(forms)(scope)
 
     def _sequence(self, scope):
@@ -146,3 +146,14 @@ class IdiomStatements:
         scope[read] = Var("S")
         use = f"{read} = {name}.a * np.sum({name}.b) + {name}.c"
         return [Simple(text), Simple(Text.plain(use))]
+
+    def _dict_of_items(self, scope):
+        """A dict built from another's items: its keys are read back from the (key, value)
+        pairs, where no derivative may be taken for them (nor lost for the values)."""
+        item, key = self.fresh(scope, "e"), self.fresh(scope, "k")
+        source = self.choice(self.of_kind(scope, "D"))
+        name = self.fresh(scope, "D")
+        element = self._element(scope, item)
+        text = fmt(f"{name} = {{{{{key}: {{}} for {key}, {item} in {source}.items()}}}}", element)
+        scope[name] = Var("D", items=scope[source].items)
+        return [Simple(text)]
