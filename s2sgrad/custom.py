@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import types
 
+from .traceback_filter import api_boundary
+
 __all__ = ["custom_gradient", "primitive", "register_jvp", "register_vjp", "stop_gradient"]
 
 # Set by the tape module: ``hook(kind, fn, args, kwargs)`` returns the result, or
@@ -176,6 +178,7 @@ def _registering(kind: str, fn, elementwise):
     from s2sgrad.runtime.registry import check_template
     from s2sgrad.transforms.templates import load_template
 
+    @api_boundary
     def decorate(rule):
         check_template(rule, kind)
         try:

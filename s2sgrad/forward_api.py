@@ -11,6 +11,7 @@ from s2sgrad.transforms.pipeline import GradSpec, analyze
 from .binding import arguments, bind, check_output, check_value, concrete, transformed
 from .callables import as_function
 from .dispatch import CompiledGradient
+from .traceback_filter import api_boundary
 
 
 def forward_transform(
@@ -44,6 +45,7 @@ def forward_transform(
 _specs: dict[tuple, GradSpec] = {}  # forward_transform's options -> their GradSpec
 
 
+@api_boundary
 def jvp(f, primals, tangents):
     """Evaluate `f` at `primals` and its directional derivative along `tangents`.
 

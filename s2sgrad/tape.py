@@ -27,6 +27,7 @@ from . import lowering, replay, tensor
 from .lowering import _plans
 from .recorded_calls import CustomCall, signature
 from .tensor import Tensor, Variable, _new, apply, wrap
+from .traceback_filter import api_boundary
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
 
@@ -120,6 +121,7 @@ class GradientTape:
         self._replay = self._trace = None
 
     # -- watching ----------------------------------------------------------------------------
+    @api_boundary
     def watch(self, tensor_or_structure):
         """Track `x` (a Tensor, a Variable, or a nested list/tuple/dict of them).
 
@@ -321,6 +323,7 @@ class GradientTape:
         self._recording = _RELEASED
         self._replay = replay.IGNORE
 
+    @api_boundary
     def gradient(
         self,
         target,
@@ -479,6 +482,7 @@ class GradientTape:
             grads[i] = g
         return grads
 
+    @api_boundary
     def jacobian(
         self,
         target,
@@ -512,6 +516,7 @@ class GradientTape:
         finally:
             self._finish_call()
 
+    @api_boundary
     def batch_jacobian(
         self,
         target,
