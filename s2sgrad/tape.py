@@ -23,7 +23,7 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, replay, tensor
+from . import lowering, recorded_locations, replay, tensor
 from .lowering import _plans
 from .recorded_calls import CustomCall, signature
 from .tensor import Tensor, Variable, _new, apply, wrap
@@ -228,6 +228,7 @@ class GradientTape:
         value = result._value
         if value.dtype is not _FLOAT64 and value.dtype.kind not in "fc":
             return
+        recording.locations[len(recording.nodes)] = recorded_locations.here()
         outputs = recording.outputs
         first = len(outputs)
         outputs.append(result)
@@ -324,6 +325,7 @@ class GradientTape:
         self._replay = replay.IGNORE
 
     @api_boundary
+    @recorded_locations.naming_recorded_lines
     def gradient(
         self,
         target,
@@ -483,6 +485,7 @@ class GradientTape:
         return grads
 
     @api_boundary
+    @recorded_locations.naming_recorded_lines
     def jacobian(
         self,
         target,
@@ -517,6 +520,7 @@ class GradientTape:
             self._finish_call()
 
     @api_boundary
+    @recorded_locations.naming_recorded_lines
     def batch_jacobian(
         self,
         target,

@@ -65,7 +65,7 @@ def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | No
     kept = []
     hidden_caller = False  # the last frame seen was dropped
     while tb is not None:
-        kind = _kind(tb.tb_frame.f_code.co_filename)
+        kind = frame_kind(tb.tb_frame.f_code.co_filename)
         if kind == "internal" or (kind == "library" and hidden_caller):
             hidden_caller = True
         else:
@@ -108,7 +108,7 @@ def _length(tb: types.TracebackType | None) -> int:
 
 
 @functools.lru_cache(maxsize=1024)
-def _kind(filename: str) -> str:
+def frame_kind(filename: str) -> str:
     """What wrote the code of `filename`: "internal" (s2sgrad's own files), "library" (the
     standard library, installed packages, frozen modules), or "user" (anything else: the
     user's files, generated code, ``<stdin>``, a notebook cell)."""
