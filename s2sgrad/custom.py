@@ -178,8 +178,8 @@ def _registering(kind: str, fn, elementwise):
     from s2sgrad.runtime.registry import check_template
     from s2sgrad.transforms.templates import load_template
 
-    @api_boundary
-    def decorate(rule):
+    @api_boundary  # (not `decorate`: the registry's warning names the frame above decorate)
+    def check(rule):
         check_template(rule, kind)
         try:
             load_template(rule)  # the form the compiler inlines: checked now, not at first use
@@ -190,6 +190,9 @@ def _registering(kind: str, fn, elementwise):
         except OSError as error:
             message = f"cannot read the source of rule {rule.__qualname__}: {error}"
             raise TypeError(message) from None
+
+    def decorate(rule):
+        check(rule)
         if kind == "vjp":
             flag = isinstance(fn, np.ufunc) if elementwise is None else bool(elementwise)
             registry.register_vjp(fn, rule, elementwise=flag)

@@ -145,7 +145,7 @@ class GradientTape:
                     f"The dtype of the watched tensor must be floating (e.g. float64), got "
                     f"{item.dtype}: its gradient will be None",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # the user's call: watch, then its API boundary
                 )
                 continue
             self._recording.watch(item)

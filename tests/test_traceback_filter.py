@@ -163,3 +163,21 @@ def test_successful_calls_are_unchanged(filtered):
     x = np.linspace(0.0, 1.0, 4)
     np.testing.assert_allclose(sg.grad(f)(x), np.cos(x) * x + np.sin(x))
     assert sg.grad.__name__ == "grad" and "gradient" in sg.grad.__doc__
+
+
+def test_warnings_still_name_the_users_line():
+    """A boundary is one more frame between the user and a warning's `stacklevel`."""
+    from s2sgrad.runtime import registry
+
+    with registry.scratch(), pytest.warns(UserWarning, match="replacing") as record:
+
+        @sg.register_vjp(np.sinc)  # replaces the built-in rule
+        def sinc_vjp(g, ans, x):
+            return g * 0.0
+
+    assert record[0].filename == HERE
+    x = sg.constant(np.arange(3))
+    with pytest.warns(UserWarning, match="must be floating") as record:
+        with sg.GradientTape() as tape:
+            tape.watch(x)
+    assert record[0].filename == HERE
