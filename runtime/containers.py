@@ -562,13 +562,18 @@ def snapshot(value):
     return value
 
 
-def check_unpack(value, count):
+def check_unpack(value, count, starred=False):
     """Python's check of ``a, b, c = value`` (which the normal form turns into element
-    reads ``a = value[0]``, ...): a ValueError when `value` has another length."""
+    reads ``a = value[0]``, ...): a ValueError when `value` has another length (`starred`:
+    ``a, *rest = value`` needs at least `count` elements)."""
     try:
         length = len(value)
     except TypeError:
         raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+    if starred and length < count:
+        raise ValueError(f"not enough values to unpack (expected at least {count}, got {length})")
+    if starred:
+        return
     if length > count:
         raise ValueError(f"too many values to unpack (expected {count})")
     if length < count:

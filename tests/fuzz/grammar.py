@@ -329,6 +329,12 @@ class Generator:
         if name.startswith("rec"):
             return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
         args = [self.value(scope, p, 2) for p in params]
+        if self.chance(0.2):  # spread from literals: h(*(a, b), **{"c": v})
+            args.append(self.scalar(scope, 2))
+            text = fmt(f"{name}(*(" + ", ".join(["{}"] * len(args)) + ")", *args)
+            if self.chance(0.5):
+                text = fmt('{}, **{{"c": {}}}', text, self.lit())
+            return text.map("{})")
         text = fmt(f"{name}(" + ", ".join(["{}"] * len(args)), *args)
         if self.chance(0.4):
             text = fmt("{}, b={}", text, self.scalar(scope, 2))
