@@ -53,7 +53,10 @@ def here():
     `tensor.offer`, `GradientTape._diverged`), so the user's frame is at least three frames up.
     Each frame looked at costs a frame object (about 0.1 us): an operator like ``a * b`` is
     found at the first."""
-    frame = _getframe(3)
+    try:
+        frame = _getframe(3)
+    except ValueError:  # a shallower stack than any recording path has: no location
+        return None
     files = _user_files
     while frame is not None:
         code = frame.f_code
