@@ -6,8 +6,9 @@
 First table, per case: the statements of the generated entry function (every simple statement,
 nested ones included) without and with ``simplify=True``, after the optimizer and without it,
 and the median time per call of both gradients, timed in alternating rounds (`timing`).
-Cases: `scalar_formula` and `rosenbrock` from `cases.py`, and `elementwise` below: the README's
-``x**2 * sin(x) / (1 + exp(-x))``, summed over 100,000 float64 values.
+Cases: `scalar_formula` and `rosenbrock` from `cases.py`, and `elementwise` below: the function
+of docs/generated-code.md's simplify section, ``x**2 * sin(x) / (1 + exp(-x))``, summed over
+100,000 float64 values.
 
 Second table: the transform cost in a fresh process, ``sg.grad(f)`` plus the first call minus a
 steady call (the gradient's own work, the fastest of three), with an empty cache directory

@@ -44,6 +44,7 @@ from .binding import (
 )
 from .dispatch import CompiledGradient
 from .forward_api import forward_transform
+from .traceback_filter import api_boundary
 
 __all__ = [  # (the names of `binding` are re-exported: other modules import them from here)
     "ComposedGradient",
@@ -110,6 +111,7 @@ def _check_function(f, what: str, arity: int | None = None) -> types.FunctionTyp
     return as_function(f, what, arity)
 
 
+@api_boundary
 def jacobian(f, wrt=0, mode="reverse"):
     """A function giving the Jacobian of `f`, shaped ``out.shape + arg.shape``.
 
@@ -143,6 +145,7 @@ def jacobian(f, wrt=0, mode="reverse"):
     return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
+@api_boundary
 def hessian(f, wrt=0):
     """A function giving the Hessian of the scalar function `f`, shaped ``arg.shape * 2``,
     by one batched forward sweep over the generated gradient (forward-over-reverse).
@@ -171,6 +174,7 @@ def hessian(f, wrt=0):
     return composed_jacobian(gradient, names, False, "forward", entry, what="Hessian")
 
 
+@api_boundary
 def hvp(f, wrt=0):
     """A function ``(*args, v)`` giving the Hessian-vector product ``H @ v`` of the scalar
     function `f` without forming ``H``: one forward sweep over the generated gradient.
@@ -192,6 +196,7 @@ def hvp(f, wrt=0):
     params = parameter_names(f)
     index = params.index(names[0])
 
+    @api_boundary
     def hessian_vector_product(*args, **kwargs):
         if len(args) < 2:
             raise TypeError("hvp(f) is called as hvp(f)(*args, v): the direction v comes last")
@@ -208,6 +213,7 @@ def hvp(f, wrt=0):
     return hessian_vector_product
 
 
+@api_boundary
 def vjp(f, *primals):
     """``(f(*primals), vjp_fn)``; ``vjp_fn(cotangent)`` gives a tuple with one gradient per
     argument (the adjoint sweep, with the output's adjoint as a parameter).
@@ -237,6 +243,7 @@ def vjp(f, *primals):
     if user:
         check_value(out, f, "sg.vjp")
 
+    @api_boundary
     def vjp_fn(cotangent):
         _check_cotangent(cotangent, out)
         call, keywords = arguments(fn, params, values, (cotangent,))
@@ -384,6 +391,7 @@ def user_facing(composed) -> types.FunctionType:
     specialization the arguments select; `__wrapped_transform__` lets `sg.source`,
     `sg.export` and further transforms find `composed`."""
 
+    @api_boundary
     def call(*args, **kwargs):
         values = bind(composed.f, args, kwargs)
         if any(isinstance(value, (list, dict, tuple)) for value in values):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import types
 
+from .traceback_filter import api_boundary
+
 __all__ = ["custom_gradient", "primitive", "register_jvp", "register_vjp", "stop_gradient"]
 
 # Set by the tape module: ``hook(kind, fn, args, kwargs)`` returns the result, or
@@ -176,7 +178,8 @@ def _registering(kind: str, fn, elementwise):
     from s2sgrad.runtime.registry import check_template
     from s2sgrad.transforms.templates import load_template
 
-    def decorate(rule):
+    @api_boundary  # (not `decorate`: the registry's warning names the frame above decorate)
+    def check(rule):
         check_template(rule, kind)
         try:
             load_template(rule)  # the form the compiler inlines: checked now, not at first use
@@ -187,6 +190,9 @@ def _registering(kind: str, fn, elementwise):
         except OSError as error:
             message = f"cannot read the source of rule {rule.__qualname__}: {error}"
             raise TypeError(message) from None
+
+    def decorate(rule):
+        check(rule)
         if kind == "vjp":
             flag = isinstance(fn, np.ufunc) if elementwise is None else bool(elementwise)
             registry.register_vjp(fn, rule, elementwise=flag)

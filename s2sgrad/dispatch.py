@@ -21,6 +21,7 @@ from s2sgrad.runtime import field_name_clash, is_container
 from s2sgrad.transforms.spec import Generated
 
 from . import disk_cache
+from .traceback_filter import api_boundary
 
 _dispatchers = itertools.count(1)  # numbers the dispatchers' file names (one text each)
 
@@ -122,6 +123,7 @@ class CompiledGradient:
         namespace["_dispatch"] = dispatcher
         state = {"inlined": False}
 
+        @api_boundary  # the first call of each kind of arguments compiles: a boundary
         def specialize_and_inline(*args):
             specialized = self.specialize(*args)
             if not state["inlined"]:

@@ -12,6 +12,7 @@ from s2sgrad.transforms.pipeline import GradSpec, analyze
 from .binding import arguments, bind, check_output, check_value, concrete, transformed
 from .callables import as_function
 from .dispatch import CompiledGradient
+from .traceback_filter import api_boundary
 
 
 def forward_transform(
@@ -45,6 +46,7 @@ def forward_transform(
 _specs: dict[tuple, GradSpec] = {}  # forward_transform's options -> their GradSpec
 
 
+@api_boundary
 def jvp(f, primals, tangents):
     """Evaluate `f` at `primals` and its directional derivative along `tangents`.
 

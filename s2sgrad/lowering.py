@@ -44,6 +44,7 @@ import numpy as np
 
 from s2sgrad.runtime import registry
 
+from . import recorded_locations
 from . import tensor as tensor_module
 from .recorded_calls import CustomCall, _kind, signature
 from .rendering import _arg_name, render
@@ -113,6 +114,7 @@ class Recording:
         "has_custom",
         "leaf_values",
         "leaves_of",
+        "locations",
         "nodes",
         "outputs",
         "tracked",
@@ -130,6 +132,9 @@ class Recording:
         self.leaf_values: list = []  # leaf number -> its value when read
         self.leaves_of: dict[Tensor, tuple] = {}  # Tensor -> its leaves' refs, if several
         self.has_custom = False
+        # node index -> where the user's code recorded it (`recorded_locations.here`); not for
+        # the nodes a replay appends
+        self.locations: dict[int, object] = {}
 
     def watch(self, tensor) -> None:
         """Track `tensor` from now on (a leaf, unless a recorded call produced it)."""
@@ -186,6 +191,7 @@ class Recording:
         its Tensors, of which the floating ones become tracked. (`GradientTape._record`
         appends calls with a single result itself, the same way.)"""
         sig, constants = signature(fn, args, kwargs)
+        self.locations[len(self.nodes)] = recorded_locations.here()
         outputs = self.outputs
         first = len(outputs)
         for out in outs:
@@ -308,6 +314,7 @@ class Lowered:
         "given",
         "items",
         "key",
+        "locations",
         "objects",
         "origins",
         "returned",
@@ -320,6 +327,7 @@ class Lowered:
         self.origins: list[tuple] = []  # (kind, a, b) per argument
         self.given: list[int] = []  # local slot -> value number in the recording
         self.items: list = []  # per statement: (node, input slots, constant slots, outputs)
+        self.locations: list = []  # per statement: where it was recorded (None: unknown)
         self.returned: list = []  # (slot, output-gradient slot or None) per target
         self.objects: list = []  # per argument: the Tensor it came from (or its value)
         self.values: list = []  # per argument: its value (what the primal is called with)
@@ -374,6 +382,7 @@ def lower(
         is_tuple = result.__class__ is not Tensor
         item = (node, tuple(refs), tuple(consts), tuple(outs), is_tuple)
         low.items.append(item)
+        low.locations.append(recording.locations.get(index))
         parts.append((node[9], *item[1:]))
         for number in seeds:
             seed = -1 - argument((_SEED, number, 0), source_of[number])
@@ -381,6 +390,7 @@ def lower(
             after = local[number] = len(given)
             given.append(number)
             low.items.append(("seed", before, seed, after))
+            low.locations.append(None)
             parts.append(("seed", before, seed, after))
     for position, (target, og) in enumerate(zip(targets, output_gradients, strict=True)):
         number = recording.number(target)
@@ -546,6 +556,8 @@ def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
 
     source, namespace = rendered
     primal = compile_module(source, "recorded", namespace)
+    lowered_file = primal.__code__.co_filename
+    recorded_locations.register(lowered_file, source, low.locations)
     wrt = tuple(_arg_name(low, i) for i, kind in enumerate(low.arg_kinds) if kind == "s")
     kinds = tuple(low.arg_kinds)
     if not wrt:
@@ -562,6 +574,7 @@ def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
         analysis, frozenset(), ndims, array_shapes=shapes if exact else None
     )
     function = generated.function
+    recorded_locations.register_adjoint(function.__code__.co_filename, lowered_file)
     code = function.__code__
     n_args = len(low.arg_kinds)
     index = tuple(
@@ -679,8 +692,9 @@ def backprop(
         dxs = list(dxs) if isinstance(dxs, (tuple, list)) else [dxs]
         if len(dxs) != len(inputs):
             raise ValueError(
-                f"the backward function of {fn.name} returned {len(dxs)} gradient(s) for "
-                f"{len(inputs)} Tensor input(s)"
+                f"the backward function of {fn.name} (called at "
+                f"{recorded_locations.describe(recording.locations.get(index))}) returned "
+                f"{len(dxs)} gradient(s) for {len(inputs)} Tensor input(s)"
             )
         pairs = [(x, dx) for x, dx in zip(inputs, dxs, strict=True) if dx is not None]
         if not pairs:

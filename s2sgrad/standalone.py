@@ -24,11 +24,14 @@ import types
 
 import numpy as np
 
+from .traceback_filter import api_boundary
+
 __all__ = ["export"]
 
 _READABLE_SIZE = 256  # arrays up to this size are written as nested lists, larger ones as bytes
 
 
+@api_boundary
 def export(fn, path, *example_args) -> str:
     """Write the generated source of `fn` as a module that needs only numpy and s2sgrad.runtime.
 

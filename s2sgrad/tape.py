@@ -23,10 +23,11 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, replay, tensor, tree
+from . import lowering, recorded_locations, replay, tensor, tree
 from .lowering import _plans
 from .recorded_calls import CustomCall, signature
 from .tensor import Tensor, Variable, _new, apply, wrap
+from .traceback_filter import api_boundary
 
 __all__ = ["GradientTape", "UnconnectedGradients"]
 
@@ -120,6 +121,7 @@ class GradientTape:
         self._replay = self._trace = None
 
     # -- watching ----------------------------------------------------------------------------
+    @api_boundary
     def watch(self, tensor_or_structure):
         """Track `x` (a Tensor, a Variable, or a pytree of them: see `sg.tree`).
 
@@ -143,7 +145,7 @@ class GradientTape:
                     f"The dtype of the watched tensor must be floating (e.g. float64), got "
                     f"{item.dtype}: its gradient will be None",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # the user's call: watch, then its API boundary
                 )
                 continue
             self._recording.watch(item)
@@ -226,6 +228,7 @@ class GradientTape:
         value = result._value
         if value.dtype is not _FLOAT64 and value.dtype.kind not in "fc":
             return
+        recording.locations[len(recording.nodes)] = recorded_locations.here()
         outputs = recording.outputs
         first = len(outputs)
         outputs.append(result)
@@ -321,6 +324,8 @@ class GradientTape:
         self._recording = _RELEASED
         self._replay = replay.IGNORE
 
+    @api_boundary
+    @recorded_locations.naming_recorded_lines
     def gradient(
         self,
         target,
@@ -480,6 +485,8 @@ class GradientTape:
             grads[i] = g
         return grads
 
+    @api_boundary
+    @recorded_locations.naming_recorded_lines
     def jacobian(
         self,
         target,
@@ -513,6 +520,8 @@ class GradientTape:
         finally:
             self._finish_call()
 
+    @api_boundary
+    @recorded_locations.naming_recorded_lines
     def batch_jacobian(
         self,
         target,

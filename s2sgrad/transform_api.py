@@ -11,8 +11,10 @@ from s2sgrad.transforms.spec import GradSpec
 from . import disk_cache
 from .callables import as_function
 from .dispatch import CompiledGradient
+from .traceback_filter import api_boundary
 
 
+@api_boundary
 def grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=False):
     """Transform `f` into a function computing its gradient, by generating Python source.
 
@@ -51,6 +53,7 @@ def grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=False):
     return _transform(f, wrt, optimize, simplify, with_value=False, has_aux=has_aux)
 
 
+@api_boundary
 def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=False):
     """Like `grad`, but the function returns ``(f(...), gradient)`` from one sweep; with
     `has_aux`, ``((value, aux), gradient)``.
@@ -68,6 +71,7 @@ def value_and_grad(f=None, wrt=0, *, has_aux=False, optimize=True, simplify=Fals
     return _transform(f, wrt, optimize, simplify, with_value=True, has_aux=has_aux)
 
 
+@api_boundary
 def source(fn, *example_args) -> str:
     """The generated Python source of a function returned by `grad` or `value_and_grad`.
 

@@ -32,7 +32,8 @@ from numerical import numerical_gradient
 
 import s2sgrad as sg
 
-COMPILER_DIRS = tuple(  # where the compiler's own code lives
+# where the compiler's own code lives (fuzz.oracle, imported above, keeps its frames visible)
+COMPILER_DIRS = tuple(
     str(Path(importlib.import_module(name).__file__).resolve().parent) + os.sep
     for name in ("s2sgrad", "s2sgrad.transforms", "s2sgrad.runtime")
 )

@@ -178,7 +178,7 @@ def test_shapes_are_read_from_recorded_values_not_recomputed():
     code = statements(sg.source(tape))
     assert code.count("@") == 1  # the kernel's adjoint, x.T @ g
     for line in ["_dt2 = t0 * (t0 > 0.0)", "dx2 = _dt2.sum(axis=0)", "dx1 = c0.T @ _dt2"]:
-        assert line in code  # as README.md shows it
+        assert line in code  # as docs/generated-code.md shows it
     y = np.maximum(x.numpy() @ layer.kernel.numpy() + layer.bias.numpy(), 0.0)
     dz = y * (y > 0)  # d mean(y ** 2) / dy = 2 y / 2 elements
     np.testing.assert_allclose(dk.numpy(), x.numpy().T @ dz, rtol=1e-12)

@@ -42,6 +42,10 @@ MODES = (
     "grad_simplified",
 )
 _modules = itertools.count()
+# The judge tells a crash inside the compiler from the program's own error by the compiler's
+# frames, which s2sgrad hides from users (s2sgrad/traceback_filter.py): keep every frame, here
+# and in the worker processes (they inherit the environment). test_random_programs too.
+os.environ["S2SGRAD_TRACEBACK"] = "full"
 _COMPILER = tuple(
     str(Path(importlib.import_module(name).__file__).resolve().parent) + os.sep
     for name in ("s2sgrad", "s2sgrad.transforms", "s2sgrad.runtime")
