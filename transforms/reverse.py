@@ -33,6 +33,7 @@ from .adjoints import (
 )
 from .anf import NormalForm, name_expr
 from .blocks import AssignedNames
+from .call_kinds import call_kinds
 from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
@@ -293,15 +294,18 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     half, which also returns what its backward half needs; the adjoint calls the backward half
     with that and ``dz``, and gets one adjoint per parameter of ``g``."""
     target = op.targets[0]
+    original = line.body[0].value
+    kinds = call_kinds(
+        op.primitive, op, original, context.shapes, lambda name: name in adjoints.active
+    )
     if not adjoints.has(target):
         if any(name in adjoints.active for name in op.input_names()):
-            context.splits(op.primitive)  # transformed all the same: an error if it mutates
-        return
-    split = context.splits(op.primitive)
+            context.splits(op.primitive, kinds)  # transformed all the same: an error if it
+        return  # mutates them
+    split = context.splits(op.primitive, kinds)
     if split not in context.callees:
         context.callees.append(split)
     saved = context.namer.temp()
-    original = line.body[0].value
     forward = cst.Assign(
         (
             cst.AssignTarget(
@@ -317,8 +321,8 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     bound = list(zip(split.params, op.args, strict=False))
     bound += [(key, value) for key, value in op.kwargs.items()]
     for param, arg in bound:
-        if param in split.params and any(n in adjoints.active for n in names_in(arg)):
-            index = cst.Integer(str(split.params.index(param)))
+        if param in split.wrt and any(n in adjoints.active for n in names_in(arg)):
+            index = cst.Integer(str(split.wrt.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
             _contribute_parts(arg, part, adjoints)
 

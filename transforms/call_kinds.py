@@ -1,0 +1,96 @@
+"""What a call of a user function knows of its arguments: what its callee is specialized for.
+
+The entry function is specialized for its arguments' kinds when it is called
+(`s2sgrad/dispatch.py`); a callee is specialized for what the caller's own specialization knows
+of the arguments at the call, when the caller is generated: which ones carry a derivative (so the
+callee computes no adjoint or tangent for the others), which are numbers (shape ``()``: no shape
+bookkeeping) and the ranks of arrays (so that ``x[i]`` of a vector is known to be a number).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+import typing
+
+import libcst as cst
+
+from .operations import Operation, names_in
+from .shapes import ShapeTokens
+
+
+@dataclasses.dataclass(frozen=True)
+class CallKinds:
+    """What a call site knows of its arguments, which the callee is specialized for.
+
+    `active`: the parameters whose arguments carry a derivative, in parameter order (the
+    callee's ``wrt``; None: every parameter); `scalars`: those given values of shape ``()``
+    (Python numbers in the caller's specialization); `ndims`: the ranks of the arrays given to
+    others. `GENERIC` knows nothing: every parameter, any kind (a call whose arguments cannot be
+    matched to parameters, a ``*args`` callee)."""
+
+    active: tuple[str, ...] | None = None
+    scalars: frozenset[str] = frozenset()
+    ndims: tuple[tuple[str, int], ...] = ()
+
+    def wrt(self, params: tuple[str, ...]) -> tuple[str, ...]:
+        return params if self.active is None else self.active
+
+    def shape_kinds(self) -> dict[str, int]:
+        """The parameters of known rank, for `infer_shapes` (a number has rank 0)."""
+        return {**dict(self.ndims), **dict.fromkeys(self.scalars, 0)}
+
+
+GENERIC = CallKinds()
+
+
+def call_kinds(
+    fn: types.FunctionType,
+    op: Operation,
+    call_: cst.Call,
+    shapes: ShapeTokens,
+    carries: typing.Callable[[str], bool],
+) -> CallKinds:
+    """The `CallKinds` of the call `call_` (statement `op`) of the user function `fn`, in a
+    caller whose shapes are `shapes` and where a name carries a derivative if `carries` says
+    so. The arguments are matched to parameters as Python does; a call it cannot match
+    (starred arguments, a ``*args`` or ``**kwargs`` callee, an unknown keyword) is `GENERIC`."""
+    code = fn.__code__
+    params = parameters(fn)
+    variadic = code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    if variadic or any(arg.star for arg in call_.args) or len(op.args) > len(params):
+        return GENERIC
+    bound = dict(zip(params, op.args, strict=False))
+    for keyword, value in op.kwargs.items():
+        if keyword not in params or keyword in bound:
+            return GENERIC
+        bound[keyword] = value
+    active = tuple(
+        p for p in params if p in bound and any(carries(name) for name in names_in(bound[p]))
+    )
+    if not active:
+        return GENERIC
+    scalars = frozenset(p for p, arg in bound.items() if _is_number(arg, shapes))
+    ndims = tuple(
+        (p, rank)
+        for p, arg in bound.items()
+        if p not in scalars and isinstance(arg, cst.Name) and (rank := shapes.ndim(arg)) is not None
+    )
+    return CallKinds(active, scalars, ndims)
+
+
+def _is_number(arg: cst.BaseExpression, shapes: ShapeTokens) -> bool:
+    """An argument of shape ``()``: a name or number literal the caller's shapes say so of."""
+    plain = arg.expression if isinstance(arg, cst.UnaryOperation) else arg
+    literal = isinstance(plain, (cst.Integer, cst.Float)) or (
+        isinstance(plain, cst.Name) and plain.value in ("True", "False")
+    )
+    named = isinstance(arg, cst.Name) and arg.value not in ("None", "True", "False")
+    return (literal or named) and shapes.is_scalar(arg)
+
+
+def parameters(fn: types.FunctionType) -> tuple[str, ...]:
+    code = fn.__code__
+    count = code.co_argcount + code.co_kwonlyargcount
+    return tuple(code.co_varnames[:count])
