@@ -16,8 +16,9 @@ import typing
 
 import libcst as cst
 
+from . import transform_cache
 from .operations import Operation, names_in
-from .shapes import ShapeTokens
+from .shapes import SCALAR, ShapeTokens, infer_shapes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,3 +95,88 @@ def parameters(fn: types.FunctionType) -> tuple[str, ...]:
     code = fn.__code__
     count = code.co_argcount + code.co_kwonlyargcount
     return tuple(code.co_varnames[:count])
+
+
+@dataclasses.dataclass(frozen=True)
+class ResultKind:
+    """What is known of one value a user function returns: its exact shape (``()`` for a
+    number), or only its number of dimensions."""
+
+    shape: tuple | None = None
+    ndim: int | None = None
+
+
+_RESULT = ("result kinds",)  # what a callee's result kinds are, in the transform cache's key
+_inferring: set = set()  # (code, kinds) whose result kinds are being found: a recursive call
+
+
+def callee_result(op: Operation, call_: cst.Call, shapes: ShapeTokens):
+    """What the call `call_` of a user function returns, in a caller whose shapes so far are
+    `shapes` (`infer_shapes`'s `results`): the callee's own shape analysis for the arguments'
+    kinds gives a `ResultKind`, a tuple of them (a ``return a, b``; None for an element not
+    known), or None. A recursive call, whose result is being found, is not known."""
+    fn = op.primitive
+    if not isinstance(fn, types.FunctionType) or hasattr(fn, "__sg_custom_gradient__"):
+        return None
+    kinds = call_kinds(fn, op, call_, shapes, lambda name: True)
+    if kinds is GENERIC:
+        return None
+    kinds = dataclasses.replace(kinds, active=None)  # (every parameter: the shapes are alike)
+    what = (_RESULT, kinds)
+    found = transform_cache.find(fn, what)
+    if found is not None:
+        return found[0]
+    key = (fn.__code__, id(fn.__globals__), kinds)
+    if key in _inferring:
+        return None
+    _inferring.add(key)
+    try:
+        result = _result_of(fn, kinds)
+    finally:
+        _inferring.discard(key)
+    transform_cache.store(fn, what, (result,))
+    return result
+
+
+def _result_of(fn: types.FunctionType, kinds: CallKinds):
+    from .pipeline import GradSpec, analyze  # the pipeline imports this module
+
+    try:  # (nothing active: only the shapes are wanted, not the derivative's rules)
+        analysis = analyze(fn, GradSpec(wrt=()))
+    except (SyntaxError, LookupError):  # reported where the callee is differentiated, if it is
+        return None
+    nf = analysis.nf
+    shapes = infer_shapes(
+        nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds(), results=callee_result
+    )
+
+    def kind(expr: cst.BaseExpression) -> ResultKind | None:
+        token = shapes.of(expr)
+        if token == SCALAR or token[0] == "shape":
+            return ResultKind(shape=token[1], ndim=len(token[1]))
+        ndim = shapes.ndim(expr)
+        return None if ndim is None else ResultKind(ndim=ndim)
+
+    output = _packed(nf, nf.output)
+    if isinstance(output, (cst.Tuple, cst.List)):
+        if any(isinstance(e, cst.StarredElement) for e in output.elements):
+            return None
+        return tuple(kind(element.value) for element in output.elements)
+    return kind(output) if output is not None else None
+
+
+def _packed(nf, output: cst.BaseExpression | None):
+    """The tuple or list literal a returned name holds (``_t4 = (x, v)``, assigned once, as
+    normal form writes ``return x, v``), else `output` itself."""
+    if not isinstance(output, cst.Name):
+        return output
+    values = [
+        statement.value
+        for statement in nf.statements
+        if isinstance(statement, cst.Assign)
+        for target in statement.targets
+        if isinstance(target.target, cst.Name) and target.target.value == output.value
+    ]
+    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+        return values[0]
+    return output

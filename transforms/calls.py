@@ -32,7 +32,7 @@ import libcst as cst
 
 from . import codegen, transform_cache
 from .anf import is_literal
-from .call_kinds import GENERIC, CallKinds, parameters
+from .call_kinds import GENERIC, CallKinds, callee_result, parameters
 from .edges import unalias_constants
 from .naming import Namer
 from .optimize import optimize
@@ -164,7 +164,9 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     nf = analysis.nf
     namer = analysis.namer.copy()
     # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
-    shapes = infer_shapes(nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds())
+    shapes = infer_shapes(
+        nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds(), results=callee_result
+    )
     seed = namer.fresh("_dout")
     saved_name = namer.fresh("_saved")
     sweeps = reverse_sweeps(nf, analysis.activity, shapes, namer, cst.Name(seed), False, split_of)

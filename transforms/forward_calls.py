@@ -18,7 +18,7 @@ import types
 import libcst as cst
 
 from . import codegen, transform_cache
-from .call_kinds import GENERIC, CallKinds, parameters
+from .call_kinds import GENERIC, CallKinds, callee_result, parameters
 from .calls import link, literal_defaults, publish, split_base
 from .edges import unalias_constants
 from .optimize import optimize
@@ -81,7 +81,12 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
     namer = analysis.namer.copy()
     # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
     shapes = infer_shapes(
-        analysis.nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds()
+        analysis.nf,
+        analysis.activity,
+        analysis.namespace,
+        None,
+        kinds.shape_kinds(),
+        results=callee_result,
     )
     spec = ForwardSpec(split.name, split.wrt, batched)
     split.tangent_names.update({p: namer.tangent(p) for p in split.wrt})
