@@ -158,7 +158,7 @@ def _result_of(fn: types.FunctionType, kinds: CallKinds):
         return None if ndim is None else ResultKind(ndim=ndim)
 
     output = _packed(nf, nf.output)
-    if isinstance(output, (cst.Tuple, cst.List)):
+    if isinstance(output, cst.Tuple):  # (not a list: a caller may write into one)
         if any(isinstance(e, cst.StarredElement) for e in output.elements):
             return None
         return tuple(kind(element.value) for element in output.elements)
@@ -166,8 +166,8 @@ def _result_of(fn: types.FunctionType, kinds: CallKinds):
 
 
 def _packed(nf, output: cst.BaseExpression | None):
-    """The tuple or list literal a returned name holds (``_t4 = (x, v)``, assigned once, as
-    normal form writes ``return x, v``), else `output` itself."""
+    """The tuple literal a returned name holds (``_t4 = (x, v)``, assigned once, as normal
+    form writes ``return x, v``), else `output` itself."""
     if not isinstance(output, cst.Name):
         return output
     values = [
@@ -177,6 +177,6 @@ def _packed(nf, output: cst.BaseExpression | None):
         for target in statement.targets
         if isinstance(target.target, cst.Name) and target.target.value == output.value
     ]
-    if len(values) == 1 and isinstance(values[0], (cst.Tuple, cst.List)):
+    if len(values) == 1 and isinstance(values[0], cst.Tuple):
         return values[0]
     return output
