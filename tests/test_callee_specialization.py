@@ -30,6 +30,11 @@ def spring(x, v, k, dt):
     return x * x + v * v
 
 
+def spring_total(x, v, k, dt):
+    # the same `step`, on arrays this time, inside a callee with the loop
+    return np.sum(spring(x, v, k, dt))
+
+
 def scaled(a, w, c):
     return np.tanh(a * w) + c * a
 
@@ -90,6 +95,7 @@ def leaves_default(x, y):
 
 PROGRAMS = [
     ("spring", spring, (1.0, 0.5, 2.0, 0.01)),
+    ("spring_arrays", spring_total, (np.array([1.0, 0.3]), np.array([0.5, -0.2]), 2.0, 0.01)),
     ("mixed", mixed, (np.array([0.2, -0.4, 0.9]), np.array([1.3, 0.5, -0.8]), 0.7)),
     ("constant_arguments", constant_arguments, (np.array([0.2, -0.4, 0.9]), 0.6)),
     ("nested", nested, (0.4, -0.9)),
