@@ -138,7 +138,9 @@ def reverse_sweeps(
     splits=None,
 ) -> Sweeps:
     """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
-    adjoints = Adjoints(namer, shapes, activity.active, positive_names(activity))
+    adjoints = Adjoints(
+        namer, shapes, activity.active, positive_names(activity), _read_by_parts(activity, shapes)
+    )
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         full = scalar_output and shapes.is_scalar(output)
@@ -158,6 +160,38 @@ def reverse_sweeps(
         [line for line in nf.funcdef.body.body if not _is_return(line)], context.primal_edits
     )
     return Sweeps(primal, list(adjoints.lines), adjoints, context.callees)
+
+
+def _read_by_parts(activity: Activity, shapes: ShapeTokens) -> frozenset[str]:
+    """The tuples a user function returned (their shape token says how many elements) that
+    are read only as ``t[k]`` for integer literals ``k``: their adjoint can be a plain list of
+    one adjoint per element, which the callee's backward half reads by `part` (a container
+    adjoint, `zero_adjoint`, costs more than the arithmetic of a small callee)."""
+    tuples = {
+        target
+        for _, op in activity.operations
+        if op.user
+        for target in op.targets
+        if shapes.of(cst.Name(target))[0] == "tuple"
+    }
+    for _, op in activity.operations:
+        by_index = op.index is not None and _element_position(op, shapes) is not None
+        for name in op.input_names():
+            if name in tuples and not by_index:
+                tuples.discard(name)
+    return frozenset(tuples)
+
+
+def _element_position(op: Operation, shapes: ShapeTokens) -> int | None:
+    """``k`` for ``t[k]`` of a tuple token with more than ``k`` elements, else None."""
+    source = op.args[0]
+    token = shapes.of(source)
+    inner = op.index[0].slice if len(op.index) == 1 else None
+    if token[0] != "tuple" or not isinstance(inner, cst.Index):
+        return None
+    if not isinstance(inner.value, cst.Integer) or int(inner.value.value) >= len(token[1]):
+        return None
+    return int(inner.value.value)
 
 
 def reverse_block(lines: list, adjoints: Adjoints, context: Context) -> None:
@@ -555,6 +589,13 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         return
     g = cst.Name(adjoints.names[op.targets[0]])
     primal = source.value
+    if not adjoints.has(primal) and primal in adjoints.by_parts:
+        count = len(shapes.of(source)[1])
+        zeros = cst.List(tuple(cst.Element(cst.Float("0.0")) for _ in range(count)))
+        name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
+        adjoints.emit(assign(name, zeros))
+        adjoints.full.add(name)
+        adjoints.owned.add(name)
     if not adjoints.has(primal):
         name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
         adjoints.emit(assign(name, call("zero_adjoint", source)))
