@@ -93,6 +93,30 @@ def leaves_default(x, y):
     return np.sum(with_default(x) * y) + np.sum(with_default(y, x))
 
 
+def two(x, y):
+    return x * y, x + y
+
+
+def product_of(p):
+    return p[0] * p[1]
+
+
+def whole_and_parts(x, y):
+    # a returned tuple read element by element and passed on whole
+    t = two(x, y)
+    a, b = t
+    return a * b + product_of(t) * a
+
+
+def as_list(x, y):
+    return [x * y, x - y]
+
+
+def list_parts(x, y):
+    a, b = as_list(x, y)
+    return a * b + math.sin(a)
+
+
 PROGRAMS = [
     ("spring", spring, (1.0, 0.5, 2.0, 0.01)),
     ("spring_arrays", spring_total, (np.array([1.0, 0.3]), np.array([0.5, -0.2]), 2.0, 0.01)),
@@ -102,6 +126,9 @@ PROGRAMS = [
     ("recursive", recursive, (0.8, 0.3)),
     ("element_loop", element_loop, (np.array([0.2, -0.4, 0.9, 1.3]),)),
     ("keywords", keywords, (0.7, -0.2)),
+    ("whole_and_parts", whole_and_parts, (0.7, -1.2)),
+    ("whole_and_parts_arrays", whole_and_parts, (np.array([0.7, 0.2]), np.array([-1.2, 0.4]))),
+    ("list_parts", list_parts, (0.7, -1.2)),
     ("leaves_default", leaves_default, (np.array([0.5, 1.5]), np.array([-0.3, 0.8]))),
 ]
 
@@ -132,11 +159,11 @@ def test_forward_mode_against_finite_differences(name, f, args):
         value, tangent = sg.jvp(f, args, tangents)
         expected = np.sum(numerical_gradient(f, args, index) * tangents[index])
         np.testing.assert_allclose(value, f(*args), rtol=1e-12)
-        np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(np.sum(tangent), expected, rtol=1e-6, atol=1e-8)
     tangents = tuple(_direction(a, rng) for a in args)  # every argument moving
     _, tangent = sg.jvp(f, args, tangents)
     expected = sum(np.sum(numerical_gradient(f, args, k) * t) for k, t in enumerate(tangents))
-    np.testing.assert_allclose(tangent, expected, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.sum(tangent), expected, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("name, f, args", PROGRAMS, ids=[p[0] for p in PROGRAMS])
