@@ -224,3 +224,17 @@ def test_one_callee_two_specializations_in_one_function():
     np.testing.assert_allclose(
         sg.grad(constant_arguments)(x, 0.6), numerical_gradient(constant_arguments, (x, 0.6), 0)
     )
+
+
+_defined = {}
+exec("def no_source(a):\n    return a * 2.0\n", _defined)
+no_source = _defined["no_source"]
+
+
+def calls_without_source(x, y):
+    return x * no_source(y)  # a constant of the derivative: never transformed
+
+
+def test_a_constant_call_of_a_function_without_source_is_not_analyzed():
+    assert sg.grad(calls_without_source)(1.5, 2.0) == 4.0
+    assert sg.jvp(calls_without_source, (1.5, 2.0), (1.0, None)) == (6.0, 4.0)

@@ -143,8 +143,8 @@ def _result_of(fn: types.FunctionType, kinds: CallKinds):
 
     try:  # (nothing active: only the shapes are wanted, not the derivative's rules)
         analysis = analyze(fn, GradSpec(wrt=()))
-    except (SyntaxError, LookupError):  # reported where the callee is differentiated, if it is
-        return None
+    except Exception:  # (no source, a construct refused, ...): not known. A call that carries
+        return None  # a derivative reports it where the callee is differentiated
     nf = analysis.nf
     shapes = infer_shapes(
         nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds(), results=callee_result
