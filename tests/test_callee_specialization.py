@@ -117,6 +117,29 @@ def list_parts(x, y):
     return a * b + math.sin(a)
 
 
+def reads_in_loop(x, v):
+    # the tuple a callee returned, read by parts inside a loop after the call
+    t = step(x, v, 2.0, 0.1)
+    s = 0.0
+    for i in range(3):
+        s = s + t[0] * t[1] * i
+    return s
+
+
+def reads_in_branch(x, v):
+    a, b = step(x, v, 2.0, 0.1)
+    if x > 0:
+        return a * b
+    return b
+
+
+def nested_closure(x, y):
+    def scale(a):
+        return a * x
+
+    return scale(y) + scale(2.0)
+
+
 PROGRAMS = [
     ("spring", spring, (1.0, 0.5, 2.0, 0.01)),
     ("spring_arrays", spring_total, (np.array([1.0, 0.3]), np.array([0.5, -0.2]), 2.0, 0.01)),
@@ -129,6 +152,10 @@ PROGRAMS = [
     ("whole_and_parts", whole_and_parts, (0.7, -1.2)),
     ("whole_and_parts_arrays", whole_and_parts, (np.array([0.7, 0.2]), np.array([-1.2, 0.4]))),
     ("list_parts", list_parts, (0.7, -1.2)),
+    ("reads_in_loop", reads_in_loop, (0.7, -1.2)),
+    ("reads_in_branch", reads_in_branch, (0.7, -1.2)),
+    ("reads_in_other_branch", reads_in_branch, (-0.7, -1.2)),
+    ("nested_closure", nested_closure, (0.7, -1.2)),
     ("leaves_default", leaves_default, (np.array([0.5, 1.5]), np.array([-0.3, 0.8]))),
 ]
 
