@@ -319,10 +319,50 @@ def field_name_clash(value) -> tuple[str, str] | None:
 
 
 def is_record(value) -> bool:
-    """A NamedTuple or an instance of a dataclass (not the class itself)."""
+    """A NamedTuple, an instance of a dataclass (not the class itself) or of a class
+    registered with `register_record` (``sg.tree.register``)."""
+    if value.__class__ in _registered:
+        return True
     if isinstance(value, tuple):
         return _is_named_tuple(value)
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+# -- classes registered with ``sg.tree.register`` ----------------------------------------------
+#
+# A registered class is a record whose fields are the children its flatten function gives,
+# named after the attributes of the object that hold them (``p.W`` in a transformed function
+# reads the child ``p.W`` is), or numbered by position where no attribute holds a child.
+
+_registered: dict[type, tuple] = {}  # class -> (flatten_fn, unflatten_fn)
+
+
+def register_record(cls: type, flatten_fn, unflatten_fn) -> None:
+    """Make instances of `cls` records (see ``sg.tree.register``, which checks the arguments);
+    registering a class again replaces its functions."""
+    _registered[cls] = (flatten_fn, unflatten_fn)
+
+
+def registered_record(cls: type) -> tuple | None:
+    """``(flatten_fn, unflatten_fn)`` registered for `cls`, or None."""
+    return _registered.get(cls)
+
+
+def _registered_children(value) -> tuple[list, object, tuple]:
+    """The children of a registered record, its auxiliary data and the children's names."""
+    flatten_fn = _registered[value.__class__][0]
+    children, aux = flatten_fn(value)
+    children = list(children)
+    attributes = dict(getattr(value, "__dict__", {}))
+    for name in getattr(value.__class__, "__slots__", ()):
+        if hasattr(value, name):
+            attributes.setdefault(name, getattr(value, name))
+    names, used = [], set()
+    for k, child in enumerate(children):
+        name = next((a for a, v in attributes.items() if v is child and a not in used), k)
+        used.add(name)
+        names.append(name)
+    return children, aux, tuple(names)
 
 
 def _is_named_tuple(value) -> bool:
@@ -331,7 +371,10 @@ def _is_named_tuple(value) -> bool:
 
 
 def record_fields(value) -> tuple[str, ...]:
-    """The field names of a record, in order (a dataclass's ``init=False`` fields too)."""
+    """The field names of a record, in order (a dataclass's ``init=False`` fields too; a
+    registered class's children by the attribute holding them, else by position)."""
+    if value.__class__ in _registered:
+        return _registered_children(value)[2]
     if isinstance(value, tuple):
         return type(value)._fields
     return tuple(field.name for field in dataclasses.fields(value))
@@ -358,6 +401,9 @@ def elements(value) -> list:
     """The ``(key, element)`` pairs of a container, keys as `element_keys` gives them."""
     if isinstance(value, dict):
         return list(value.items())
+    if value.__class__ in _registered:
+        children, _, names = _registered_children(value)
+        return list(zip(names, children, strict=True))
     if isinstance(value, (list, tuple)):
         return list(enumerate(value))
     return [(name, getattr(value, name)) for name in record_fields(value)]
@@ -370,7 +416,10 @@ def rebuilt(record, items: dict):
     a frozen dataclass allows), not built by its constructor: ``__init__`` and
     ``__post_init__`` are written for parameters, not gradients (a check that a mass is
     positive, a field computed from others or with ``init=False``), and a gradient holds
-    every field's own derivative."""
+    every field's own derivative. A registered class is built by its unflatten function."""
+    if record.__class__ in _registered:
+        _, aux, names = _registered_children(record)
+        return _registered[record.__class__][1](aux, [items[name] for name in names])
     if isinstance(record, tuple):
         return type(record)._make(items[k] for k in range(len(record)))
     out = copy.copy(record)
@@ -562,13 +611,18 @@ def snapshot(value):
     return value
 
 
-def check_unpack(value, count):
+def check_unpack(value, count, starred=False):
     """Python's check of ``a, b, c = value`` (which the normal form turns into element
-    reads ``a = value[0]``, ...): a ValueError when `value` has another length."""
+    reads ``a = value[0]``, ...): a ValueError when `value` has another length (`starred`:
+    ``a, *rest = value`` needs at least `count` elements)."""
     try:
         length = len(value)
     except TypeError:
         raise TypeError(f"cannot unpack non-iterable {type(value).__name__} object") from None
+    if starred and length < count:
+        raise ValueError(f"not enough values to unpack (expected at least {count}, got {length})")
+    if starred:
+        return
     if length > count:
         raise ValueError(f"too many values to unpack (expected {count})")
     if length < count:

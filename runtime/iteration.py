@@ -1,13 +1,15 @@
-"""What a loop over a dict iterates: its keys, a constant of the derivative.
+"""What the loops normal form writes iterate: keys and positions, constants of the derivative.
 
 ``for k, v in d.items()``, ``d.values()`` and ``d.keys()`` on a dict of the function are
-normalized to reads by key over ``keys_of(d)`` (`transforms/anf_lambdas.py`): the keys carry
-no derivative, the values read by them do, through the rules of item reads.
+normalized to reads by key over ``keys_of(d)`` (`transforms/anf_lambdas.py`), and the starred
+target of ``first, *rest = xs`` to reads by position over ``starred_positions(xs, 1, 0)``
+(`transforms/anf_containers.py`): the keys and positions carry no derivative, the values
+read by them do, through the rules of item reads.
 """
 
 from .registry import registry
 
-__all__ = ["keys_of"]
+__all__ = ["keys_of", "starred_positions"]
 
 
 def keys_of(mapping) -> list:
@@ -15,4 +17,10 @@ def keys_of(mapping) -> list:
     return list(mapping)
 
 
-registry.register_nondiff([keys_of])
+def starred_positions(sequence, before: int, after: int) -> list:
+    """The positions of `sequence` a starred target takes: all but the first `before` and
+    the last `after` (``a, *rest, b = xs``: ``range(1, len(xs) - 1)``)."""
+    return list(range(before, len(sequence) - after))
+
+
+registry.register_nondiff([keys_of, starred_positions])

@@ -42,14 +42,16 @@ _LAZY = {
     "vjp": "composed",
 }
 
-__all__ = sorted(["TransformError", "__version__", "nn", *_LAZY])
+_SUBMODULES = ("nn", "tree")  # ``sg.nn.Dense``, ``sg.tree.flatten``
+
+__all__ = sorted(["TransformError", "__version__", *_SUBMODULES, *_LAZY])
 
 
 def __getattr__(name: str):
     import importlib
 
-    if name == "nn":
-        return importlib.import_module(".nn", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module("." + name, __name__)
     if name not in _LAZY:
         raise AttributeError(f"module 's2sgrad' has no attribute {name!r}")
     value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)

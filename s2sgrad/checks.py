@@ -21,7 +21,9 @@ import numbers
 
 import numpy as np
 
-from s2sgrad.runtime.containers import elements, is_record, keyed, rebuilt
+from s2sgrad.runtime.containers import keyed
+
+from . import tree
 
 __all__ = ["check_grads"]
 
@@ -156,7 +158,7 @@ class _Checker:
         got = _inner(grads, direction, context.active)
         want = _inner(cotangent, expected)
         self.compare([(want, got)], "reverse", "<sg.vjp(u), v> vs <u, difference>", context)
-        if np.ndim(out) == 0 and not isinstance(out, (tuple, list, dict)):
+        if tree.structure(out).kind == "leaf" and np.ndim(out) == 0:
             names = tuple(context.names[i] for i in sorted(context.active))
             gradient = grad(f, wrt=names)(*values)
             got = _inner(gradient, tuple(direction[i] for i in sorted(context.active)))
@@ -167,7 +169,7 @@ class _Checker:
         """The central difference of `f` at `values` along `direction`, per output leaf."""
         hi = f(*_moved(values, direction, self.eps))
         lo = f(*_moved(values, direction, -self.eps))
-        return _map2(lambda a, b: (np.asarray(a, np.float64) - b) / (2 * self.eps), hi, lo)
+        return _difference(hi, lo, self.eps)
 
     def compare(self, pairs, mode, how, context):
         for k, (w, g) in enumerate(pairs):
@@ -230,7 +232,7 @@ def _vjp_code(f, values, cotangent):
     return code, (*values, cotangent)
 
 
-# -- pytrees --------------------------------------------------------------------------------------
+# -- pytrees (walked with `sg.tree`) --------------------------------------------------------------
 
 
 def _is_float_leaf(x) -> bool:
@@ -241,36 +243,7 @@ def _is_float_leaf(x) -> bool:
     return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
-def _record_map(fn, x, *others):
-    """A NamedTuple or dataclass `x` rebuilt with ``fn(field, *the same field of others)``
-    (the walkers below take dicts, lists and tuples apart themselves)."""
-    return rebuilt(x, {k: fn(v, *(_field(o, k) for o in others)) for k, v in elements(x)})
-
-
-def _field(x, key):
-    """Element `key` of a container (a dataclass's field by name), or None for None."""
-    if x is None:
-        return None
-    return x[key] if isinstance(x, (dict, list, tuple)) else getattr(x, key)
-
-
-def _dict_map(fn, x: dict, *others) -> dict:
-    """`x` with each value ``fn(value, *the same key's value in others)``, of `x`'s own class
-    (a tangent keyed by field, `keyed`, stays one: it also takes a NamedTuple's field names)."""
-    out = x.copy()
-    for k, v in x.items():
-        out[k] = fn(v, *(o[k] for o in others))
-    return out
-
-
-def _promote(x):
-    """Floating leaves as float64 (complex stays complex); everything else as given."""
-    if is_record(x):
-        return _record_map(_promote, x)
-    if isinstance(x, dict):
-        return _dict_map(_promote, x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_promote(v) for v in x)
+def _promote_leaf(x):
     if isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.dtype != np.float64:
         return x.astype(np.float64)
     if isinstance(x, np.floating) and not isinstance(x, np.float64):
@@ -278,14 +251,13 @@ def _promote(x):
     return x
 
 
+def _promote(x):
+    """Floating leaves as float64 (complex stays complex); everything else as given."""
+    return tree.map(_promote_leaf, x)
+
+
 def _has_float(x) -> bool:
-    if is_record(x):
-        return any(_has_float(v) for _, v in elements(x))
-    if isinstance(x, dict):
-        return any(_has_float(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return any(_has_float(v) for v in x)
-    return _is_float_leaf(x)
+    return any(_is_float_leaf(leaf) for leaf in tree.leaves(x))
 
 
 def _random_like(x, rng):
@@ -293,21 +265,15 @@ def _random_like(x, rng):
     None when `x` holds no floating value."""
     if not _has_float(x):
         return None
-    return _tree_random(x, rng)
 
+    def draw(leaf):
+        if not _is_float_leaf(leaf):
+            return 0.0 if np.ndim(leaf) == 0 else np.zeros(np.shape(leaf))
+        if np.ndim(leaf) == 0 and not isinstance(leaf, np.ndarray):
+            return float(rng.normal())
+        return rng.normal(size=np.shape(leaf))
 
-def _tree_random(x, rng):
-    if is_record(x):
-        return _record_map(lambda v: _tree_random(v, rng), x)
-    if isinstance(x, dict):
-        return _dict_map(lambda v: _tree_random(v, rng), x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_tree_random(v, rng) for v in x)
-    if not _is_float_leaf(x):
-        return 0.0 if np.ndim(x) == 0 else np.zeros(np.shape(x))
-    if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
-        return float(rng.normal())
-    return rng.normal(size=np.shape(x))
+    return tree.map(draw, x)
 
 
 def _moved(values, direction, step):
@@ -315,59 +281,56 @@ def _moved(values, direction, step):
 
 
 def _move(a, v, step):
-    if v is None or not _has_float(a):
+    """`a` moved by ``step * v`` on its floating leaves (`v` has `a`'s structure)."""
+    if v is None:
         return a
-    if is_record(a):
-        return _record_map(lambda x, t: _move(x, t, step), a, v)
-    if isinstance(a, dict):
-        return _dict_map(lambda x, t: _move(x, t, step), a, v)
-    if isinstance(a, (list, tuple)):
-        return type(a)(_move(x, t, step) for x, t in zip(a, v, strict=True))
-    if not _is_float_leaf(a):
-        return a
-    moved = a + step * v
-    return float(moved) if isinstance(a, float) else moved
+
+    def moved(x, t):
+        if not _is_float_leaf(x):
+            return x
+        y = x + step * t
+        return float(y) if isinstance(x, float) else y
+
+    return tree.map(moved, a, v)
 
 
-def _map2(fn, a, b):
-    if is_record(a):
-        return _record_map(lambda x, y: _map2(fn, x, y), a, b)
-    if isinstance(a, dict):
-        return {k: _map2(fn, a[k], b[k]) for k in a}
-    if isinstance(a, (list, tuple)):
-        return type(a)(_map2(fn, x, y) for x, y in zip(a, b, strict=True))
-    if a is None or not _is_float_leaf(np.asarray(a)):
-        return None
-    return fn(a, b)
+def _difference(hi, lo, eps):
+    """``(hi - lo) / (2 eps)`` on the floating leaves of two outputs of one function (None
+    on the others), in their structure."""
+
+    def quotient(a, b):
+        if not _is_float_leaf(np.asarray(a)):
+            return None
+        return (np.asarray(a, np.float64) - b) / (2 * eps)
+
+    return tree.map(quotient, hi, lo)
 
 
 def _pairs(want, got) -> list:
     """``(expected, computed)`` leaf pairs in the structure of `want`: its None leaves (outputs
     without floating values) are skipped; a None in `got` stands for zeros."""
-    if want is None:
-        return []
-    if is_record(want):
-        return [p for k, w in elements(want) for p in _pairs(w, _field(got, k))]
-    if isinstance(want, dict):
-        return [p for k in want for p in _pairs(want[k], None if got is None else got[k])]
-    if isinstance(want, (list, tuple)):
-        return [p for k, w in enumerate(want) for p in _pairs(w, None if got is None else got[k])]
-    return [(want, got)]
+    wanted, treedef = tree.flatten(want)
+    pairs = zip(wanted, treedef.flatten_up_to(got), strict=True)
+    return [(w, g) for w, g in pairs if w is not None]
 
 
-def _inner(a, b, positions=None) -> float:
-    """Sum of elementwise products of the floating leaves of two pytrees (None counts as 0)."""
+def _inner(values, reference, positions=None) -> float:
+    """Sum of elementwise products of the floating leaves of `values` and of `reference` (a
+    pytree `values` has, or fills with None, which counts as 0)."""
     if positions is not None:  # a tuple of per-argument results, only `positions` count
-        return sum(_inner(a[i], b[i]) for i in sorted(positions))
-    if a is None or b is None:
+        return sum(_inner(values[i], reference[i]) for i in sorted(positions))
+    if values is None or reference is None:
         return 0.0
-    if is_record(a):
-        return sum(_inner(x, _field(b, k)) for k, x in elements(a))
-    if isinstance(a, dict):
-        return sum(_inner(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return sum(_inner(x, y) for x, y in zip(a, b, strict=True))
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    references, treedef = tree.flatten(reference)
+    total = 0.0
+    for a, b in zip(treedef.flatten_up_to(values), references, strict=True):
+        if a is not None and b is not None and _is_number(a) and _is_number(b):
+            total += float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+    return total
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (numbers.Number, np.ndarray, np.generic))
 
 
 def _active_positions(params, values, wrt) -> set[int]:

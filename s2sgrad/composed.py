@@ -113,6 +113,11 @@ def _check_function(f, what: str, arity: int | None = None) -> types.FunctionTyp
 def jacobian(f, wrt=0, mode="reverse"):
     """A function giving the Jacobian of `f`, shaped ``out.shape + arg.shape``.
 
+    Where the argument or the output is a pytree (a dict, NamedTuple, dataclass, ...) the
+    Jacobian is nested blocks, as in JAX: the output's structure outside, the argument's
+    inside, each block shaped ``out_leaf.shape + arg_leaf.shape`` (computed by forward mode
+    whatever `mode` says: `tree_jacobians`).
+
     Args:
         f: a Python function (or a function s2sgrad returned).
         wrt: an argument index or name, or a tuple of them (then a tuple of Jacobians).
@@ -133,14 +138,18 @@ def jacobian(f, wrt=0, mode="reverse"):
     from .jacobian_code import composed_jacobian
 
     names, is_tuple = wrt_names(f, wrt)
-    if transformed(f) is None:  # the user's function: an array or a number, visibly
-        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=False)
+    if transformed(f) is None:  # the user's function: arrays, numbers or containers of them
+        check_output(forward_transform(f, names[:1]), "sg.jacobian", containers=True)
     return composed_jacobian(f, names, is_tuple, mode, entry=f"jacobian_{f.__name__}")
 
 
 def hessian(f, wrt=0):
     """A function giving the Hessian of the scalar function `f`, shaped ``arg.shape * 2``,
     by one batched forward sweep over the generated gradient (forward-over-reverse).
+
+    With respect to a pytree argument (a dict, NamedTuple, dataclass, ...) the Hessian is
+    nested blocks, as in JAX: ``H["W"]["b"]`` is shaped ``W.shape + b.shape``
+    (`tree_jacobians`).
 
     Example:
         >>> def f(x):
@@ -229,17 +238,42 @@ def vjp(f, *primals):
         check_value(out, f, "sg.vjp")
 
     def vjp_fn(cotangent):
-        if np.shape(cotangent) != np.shape(out):
-            raise ValueError(
-                f"the cotangent must have the output's shape {np.shape(out)}; got "
-                f"{np.shape(cotangent)}"
-            )
+        _check_cotangent(cotangent, out)
         call, keywords = arguments(fn, params, values, (cotangent,))
         grads = compiled.function_for(*values, cotangent)(*call, **keywords)
         by_name = dict(zip(differentiable, grads, strict=True))
         return tuple(by_name.get(name) for name in given)
 
     return out, vjp_fn
+
+
+def _check_cotangent(cotangent, out) -> None:
+    """A ValueError unless `cotangent` has the structure of `out` (a pytree of the same
+    type: a NamedTuple for a NamedTuple) and the shapes of its leaves; an array with one row
+    per element of a list or tuple of equal shapes is accepted too (read as one array)."""
+    from . import tree
+
+    wanted, structure = tree.flatten(out)
+    given, given_structure = tree.flatten(cotangent)
+    if given_structure == structure:
+        for k, (w, g) in enumerate(zip(wanted, given, strict=True)):
+            if np.shape(w) != np.shape(g):
+                where = f" (leaf {k} of {structure!r})" if structure.kind != "leaf" else ""
+                raise ValueError(
+                    f"the cotangent must have the output's shape {np.shape(w)}{where}; got "
+                    f"{np.shape(g)}"
+                )
+        return
+    if given_structure.kind == "leaf" and structure.kind in ("list", "tuple"):
+        try:
+            if np.shape(cotangent) == np.shape(out):
+                return
+        except ValueError:  # elements of different shapes: no one array
+            pass
+    raise ValueError(
+        f"the cotangent must have the output's structure {structure!r}; got "
+        f"{given_structure!r} ({type(cotangent).__name__})"
+    )
 
 
 def _is_float_like(value) -> bool:

@@ -61,6 +61,8 @@ class CompiledGradient:
         )
         containers = frozenset(name for (name, _), value in pairs if is_container(value))
         for (name, _), value in pairs:
+            if name in self.analysis.spec.wrt:
+                _check_differentiable(name, value)
             if name in containers and name in self.analysis.spec.wrt:
                 _check_field_names(name, value)
         return self._build(scalars, ndims, containers)
@@ -177,6 +179,23 @@ def _insert_after_header(source: str, entry: str, lines: str) -> str:
 def _key(args: tuple) -> tuple:
     """What selects a specialization: each argument's class, and an array's dimensions."""
     return tuple((a.__class__, a.ndim if isinstance(a, np.ndarray) else None) for a in args)
+
+
+def _check_differentiable(name: str, value) -> None:
+    """A TypeError for a differentiated argument that is no number, array or pytree (an
+    object of a class of the user's): its derivative would fail deep inside generated code.
+    (Checked per kind of arguments, when a specialization is chosen, not per call.)"""
+    if value is None or isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+        return  # (None: an empty pytree, as `sg.tree` has it)
+    if is_container(value):
+        return
+    raise TypeError(
+        f"argument {name!r} is a {type(value).__name__}, which s2sgrad cannot differentiate "
+        f"with respect to: differentiable arguments are floats, NumPy arrays and pytrees of "
+        f"them (dict, list, tuple, NamedTuple, dataclass, or a class registered with "
+        f"sg.tree.register); register the class with sg.tree.register, or pass its arrays "
+        f"as arguments (wrt= names the ones to differentiate)"
+    )
 
 
 def _check_field_names(name: str, value) -> None:

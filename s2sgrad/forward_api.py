@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import types
 
-from s2sgrad.runtime import keyed
+from s2sgrad.runtime import is_container, is_record, keyed, part
+from s2sgrad.runtime.containers import elements, rebuilt
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
@@ -84,7 +85,24 @@ def jvp_of_values(f, values: tuple, tangents: tuple) -> tuple:
     result = compiled.function_for(*values)(*positional, *active, **keywords)
     if user:
         check_value(result[0], f, "sg.jvp")
+        if is_container(result[0]):
+            return result[0], in_structure(result[1], result[0])
     return result
+
+
+def in_structure(tangent, value):
+    """`tangent`, of the container `value` as derivative code holds it (a NamedTuple's or
+    dataclass's keyed by field, ``tp["W"]``), in `value`'s own structure: a NamedTuple's
+    tangent is that NamedTuple. Leaves are kept as they are (batched ones too)."""
+    if tangent is None or not is_container(value):
+        return tangent
+    items = {key: in_structure(part(tangent, key), item) for key, item in elements(value)}
+    if is_record(value):
+        return rebuilt(value, items)
+    if isinstance(value, dict):
+        return {key: items[key] for key in value}
+    built = [items[k] for k in range(len(value))]
+    return built if isinstance(value, list) else tuple(built)
 
 
 def _positional(f) -> list[str]:

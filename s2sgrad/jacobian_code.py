@@ -34,6 +34,7 @@ import numpy as np
 from s2sgrad.runtime import (
     columns_to_jacobian,
     identity_directions,
+    is_container,
     registry,
     rows_to_jacobian,
 )
@@ -76,7 +77,7 @@ class ComposedJacobian:
         self._functions: dict[tuple, types.FunctionType] = {}
 
     def specialize(self, *args) -> types.FunctionType:
-        key = (registry.version, *((type(a), np.ndim(a)) for a in args))
+        key = (registry.version, *((type(a), _ndim(a)) for a in args))
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = _Builder(self, args).function()
@@ -118,11 +119,14 @@ class _Builder:
         composed = self.composed
         lines: list[str] = []
         results = []
-        for k, name in enumerate(composed.names):
-            result = self.namer.fresh(f"_j{k}")
-            lines.extend(self._jacobian_lines(result, name))
-            results.append(result)
-        returned = results[0] if not composed.is_tuple else "(" + ", ".join(results) + ",)"
+        if self._pytrees():
+            returned = self._pytree_call()
+        else:
+            for k, name in enumerate(composed.names):
+                result = self.namer.fresh(f"_j{k}")
+                lines.extend(self._jacobian_lines(result, name))
+                results.append(result)
+            returned = results[0] if not composed.is_tuple else "(" + ", ".join(results) + ",)"
         imports = sorted(n for n in _HELPERS if n != "np" and any(n in line for line in lines))
         user_name = composed.analysis.fn.__name__
         source = (
@@ -138,6 +142,25 @@ class _Builder:
         # sg.source and sg.export reach the sweeps through the globals (merged_source)
         function = codegen.compile_module(source, composed.entry, self.namespace)
         return function
+
+    def _pytrees(self) -> bool:
+        """A differentiated argument or the output is a container: nested blocks."""
+        params = self.composed.params
+        if any(is_container(self.args[params.index(name)]) for name in self.composed.names):
+            return True
+        positional, keywords = arguments(self.inner, params, self.args)
+        return is_container(self.inner(*positional, **keywords))
+
+    def _pytree_call(self) -> str:
+        """The call of `tree_jacobians.pytree_jacobian` returning the nested blocks."""
+        from .tree_jacobians import pytree_jacobian
+
+        composed = self.composed
+        function = self._use(pytree_jacobian)
+        differentiated = self.namer.fresh("_differentiated")
+        self.namespace[differentiated] = composed.f
+        values = ", ".join(composed.params) + ("," if len(composed.params) == 1 else "")
+        return f"{function}({differentiated}, {composed.names!r}, {composed.is_tuple}, ({values}))"
 
     def _use(self, fn) -> str:
         """The name generated code calls `fn` by (made unique within this function)."""
@@ -215,6 +238,12 @@ class _Builder:
             f"{rows} = {over_vjp}({call_text(function, params, (out,))})",
             f"{result} = rows_to_jacobian({rows}[0], {out}, {name})",
         ]
+
+
+def _ndim(value) -> int | None:
+    """An array's or number's dimensions; None for a container (a NamedTuple of arrays of
+    several shapes has none)."""
+    return None if is_container(value) else np.ndim(value)
 
 
 def _assigns(fn, name: str) -> bool:

@@ -23,7 +23,7 @@ import numpy as np
 from s2sgrad import custom
 from s2sgrad.runtime import registry
 
-from . import lowering, replay, tensor
+from . import lowering, replay, tensor, tree
 from .lowering import _plans
 from .recorded_calls import CustomCall, signature
 from .tensor import Tensor, Variable, _new, apply, wrap
@@ -121,7 +121,7 @@ class GradientTape:
 
     # -- watching ----------------------------------------------------------------------------
     def watch(self, tensor_or_structure):
-        """Track `x` (a Tensor, a Variable, or a nested list/tuple/dict of them).
+        """Track `x` (a Tensor, a Variable, or a pytree of them: see `sg.tree`).
 
         A watched integer or boolean value is not tracked (it cannot carry a gradient): a
         UserWarning says so, and its gradient is None.
@@ -329,7 +329,8 @@ class GradientTape:
         unconnected_gradients=UnconnectedGradients.NONE,
     ):
         """Gradient of `target` (summed over its elements and over a nested structure of
-        targets) with respect to `sources` (a Tensor/Variable or nested list/tuple/dict of them).
+        targets) with respect to `sources` (a Tensor/Variable or a pytree of them: nested
+        dict/list/tuple/NamedTuple/dataclass or a class registered with `sg.tree.register`).
 
         Args:
             target: a Tensor or a nested structure of Tensors.
@@ -376,7 +377,7 @@ class GradientTape:
             if sources.__class__ is list and len(sources) == len(finished):
                 if all(s is f for s, f in zip(sources, flat_sources, strict=True)):
                     return finished  # a flat list (the common case)
-            return _unflatten(sources, iter(finished))
+            return _unflatten(sources, finished)
         finally:
             if not self._persistent:
                 self._release()
@@ -508,7 +509,7 @@ class GradientTape:
                 _finish_jacobian(j, target, s, unconnected, False)
                 for j, s in zip(jacs, flat, strict=True)
             ]
-            return _unflatten(sources, iter(jacs))
+            return _unflatten(sources, jacs)
         finally:
             self._finish_call()
 
@@ -583,6 +584,8 @@ def _refresh_nondifferentiable() -> None:
 
 
 def _flatten(structure, method: str, argument: str) -> list:
+    """The Tensors of a source or target structure (any pytree: dict, list, tuple,
+    NamedTuple, dataclass, a class registered with `sg.tree.register`), in `sg.tree` order."""
     cls = structure.__class__
     if cls is Tensor or cls is Variable:
         return [structure]
@@ -593,25 +596,28 @@ def _flatten(structure, method: str, argument: str) -> list:
                 break
         else:
             return flat
-    if isinstance(structure, dict):
-        return [x for key in structure for x in _flatten(structure[key], method, argument)]
-    if isinstance(structure, (list, tuple)):
-        return [x for item in structure for x in _flatten(item, method, argument)]
-    if structure is None:
+    found, treedef = tree.flatten(structure)
+    if _holds_none(treedef):
         raise TypeError(f"GradientTape.{method}: {argument} contains None")
-    return [structure]
+    return found
 
 
-def _unflatten(structure, values):
+def _holds_none(treedef: tree.TreeDef) -> bool:
+    pending = [treedef]
+    while pending:
+        node = pending.pop()
+        if node.kind == "none":
+            return True
+        pending.extend(node.children)
+    return False
+
+
+def _unflatten(structure, values: list):
+    """`values` (one per Tensor of `structure`, in `_flatten`'s order) in its structure."""
     cls = structure.__class__
     if cls is Tensor or cls is Variable:
-        return next(values)
-    if isinstance(structure, dict):
-        return {key: _unflatten(structure[key], values) for key in structure}
-    if isinstance(structure, (list, tuple)):
-        items = [_unflatten(item, values) for item in structure]
-        return items if isinstance(structure, list) else type(structure)(items)
-    return next(values)
+        return values[0]
+    return tree.unflatten(tree.structure(structure), values)
 
 
 def _unconnected(value) -> UnconnectedGradients:
@@ -633,7 +639,7 @@ def _output_gradients(output_gradients, target, targets) -> list:
         return [None] * len(targets)
     ogs = (
         [output_gradients]
-        if not isinstance(target, (list, tuple, dict))
+        if isinstance(target, Tensor) or tree.structure(target).kind == "leaf"
         else _flatten(output_gradients, "gradient", "output_gradients")
     )
     if len(ogs) != len(targets):
@@ -689,23 +695,11 @@ def _finish_jacobian(j, target, source, unconnected, batch: bool):
 
 
 def _contains_tensor(value) -> bool:
-    if isinstance(value, Tensor):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_contains_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return any(_contains_tensor(v) for v in value.values())
-    return False
+    return any(isinstance(leaf, Tensor) for leaf in tree.leaves(value))
 
 
 def _detach(value):
-    if isinstance(value, Tensor):
-        return wrap(value._value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_detach(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _detach(v) for k, v in value.items()}
-    return value
+    return tree.map(lambda leaf: wrap(leaf._value) if isinstance(leaf, Tensor) else leaf, value)
 
 
 def _tape_hook(kind, fn, args, kwargs):

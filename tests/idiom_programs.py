@@ -229,3 +229,96 @@ def class_inside(x):
         pass
 
     return np.sum(x)
+
+
+# -- comprehensions, starred unpacking and argument spreading ------------------------------
+def dict_comprehension(w):
+    scaled_ = {name: w * k for k, name in enumerate(["a", "b", "c"], 1) if k != 2}
+    return np.sum(scaled_["a"] * scaled_["c"])
+
+
+def set_comprehension_of_sizes(w):
+    sizes = {len(v) for v in [w, w[:2], w]}
+    return np.sum(w**2) * len(sizes)
+
+
+def nested_comprehension(w):
+    products = [w[i] * w[j] for i in range(len(w)) for j in range(i) if j != 1]
+    return sum(products)
+
+
+def nested_list_of_lists(W):
+    grid = [[np.sin(v) for v in row] for row in W]
+    return sum(sum(row) for row in grid)
+
+
+def first_and_rest(w):
+    first, *rest = w
+    return first * sum(r**2 for r in rest)
+
+
+def head_middle_tail(ps):
+    head, *middle, tail = ps
+    return np.sum(head * tail) + sum(np.sum(m**2) for m in middle) * len(middle)
+
+
+def loop_over_starred_rows(W):
+    total = 0.0
+    for first, *rest in W:
+        total = total + first * sum(rest)
+    return total
+
+
+def list_of_an_array(w):
+    items = list(w)
+    items.append(w[0] ** 2)
+    return sum(v * v for v in items)
+
+
+def list_of_zip(w):
+    pairs = list(zip(w, np.cos(w), strict=True))
+    return sum(a * b for a, b in pairs)
+
+
+def loop_over_zip_items(w):
+    total = 0.0
+    for pair in zip(w, w[::-1], strict=True):
+        total = total + pair[0] * np.exp(pair[1])
+    return total
+
+
+def _affine(a, b, c):
+    return a * b + np.sin(c)
+
+
+def _scaled_sum(a, b, scale=2.0):
+    return scale * np.sum(a * b)
+
+
+def spread_a_tuple(w):
+    args = (w, w**2, 0.5)
+    return np.sum(_affine(*args))
+
+
+def spread_the_rest(w):
+    rest = [np.cos(w), w]
+    return np.sum(_affine(w, *rest))
+
+
+def spread_literals(w):
+    return _scaled_sum(*(w, w + 1.0), **{"scale": w[0]})
+
+
+def columns_of_pairs(w):
+    pairs = [(w[0], 1.0), (w[1] * 2.0, 3.0), (w[2], w[0])]
+    left, right = zip(*pairs, strict=True)
+    return sum(left) * sum(right) + left[0] * right[2]
+
+
+def spread_with_defaults(w, args):
+    return _scaled_sum(*args)
+
+
+def set_of_values(w):
+    values = {v * 2.0 for v in w}
+    return sum(values)

@@ -117,9 +117,13 @@ def test_exported_text_is_one_module(tmp_path):
     text = open(path).read()
     tree = ast.parse(text)
     defs = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
-    # (the halves of each specialization of `helper` are named after it: _fwd_helper, _1, ...)
-    assert defs[0] == "dwith_constantsdx" and len(defs) == 3
-    assert re.fullmatch(r"_fwd_helper(_\d+)?", defs[1]) and defs[2] == "_b" + defs[1][2:]
+    # (a callee's halves are named after it, with a number when another function of its name
+    # was transformed before in this process)
+    assert [re.sub(r"_\d+$", "", name) for name in defs] == [
+        "dwith_constantsdx",
+        "_fwd_helper",
+        "_bwd_helper",
+    ]
     assert '__all__ = ["dwith_constantsdx"]' in text
     imports = [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     assert all(i == "import numpy as np" or "s2sgrad.runtime" in i for i in imports), imports
@@ -179,8 +183,8 @@ def test_source_of_a_function_with_callees_is_one_module():
     assert sum(isinstance(node, ast.Expr) for node in tree.body) == 1  # one docstring
     assert text.count("__all__") == 1 and '__all__ = ["dwith_constantsdx_y"]' in text
     defs = [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
-    assert defs[0] == "dwith_constantsdx_y" and len(defs) == 3
-    assert re.fullmatch(r"_fwd_helper(_\d+)?", defs[1]) and defs[2] == "_b" + defs[1][2:]
+    plain = [re.sub(r"_\d+$", "", name) for name in defs]
+    assert defs[0] == "dwith_constantsdx_y" and "_fwd_helper" in plain and "_bwd_helper" in plain
     assert "Exported by s2sgrad.export" not in text
     # the captured constants stay names; given them, the module computes the same gradient
     namespace = {name: value for name, value in with_constants.__globals__.items()}

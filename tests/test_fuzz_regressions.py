@@ -12,6 +12,23 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # an inner loop's stack saved on the outer loop's stack: the inner pop's loop index was
+    # taken for a value with a derivative once the inner stack came back through the outer
+    # one, so the second derivative refused "an index that depends on the differentiated
+    # input" (seed 305990)
+    "index popped from a stack saved on a stack": (
+        """
+        def f(v):
+            y1 = np.full(3, 0.5)
+            n2 = 0
+            while n2 < 2 and (np.trapezoid(y1, dx=G0) > 0.1):
+                for i4, e5 in enumerate(v):
+                    y1[i4] = np.max(v)
+                n2 += 1
+            return np.sum(np.cumsum(np.diag(np.outer(y1, y1)))) * 0.5
+        """,
+        [("v", "V")],
+    ),
     # a list read whole by a NumPy function (np.var), then repeated: the optimizer wrote the
     # adjoint as the repeat's container adjoint minus the array part, and a container
     # adjoint could only add (TypeError "operand 'ContainerAdjoint' does not support

@@ -65,3 +65,32 @@ def scalar_with_batch(x):
 def test_hessian_with_a_local_named_batch():
     expected = numerical_jacobian(sg.grad(scalar_with_batch), X)
     np.testing.assert_allclose(sg.hessian(scalar_with_batch)(X), expected, rtol=1e-5, atol=1e-7)
+
+
+def shifted_sines(b, E):
+    total = 0.0
+    for _ in range(3):
+        E = np.sin(E + b)
+        total = total + np.sum(E)
+    return total
+
+
+def test_a_pushed_shape_is_popped_into_a_name_of_its_own():
+    """A loop that pushes only a value's shape pops it into a name of its own: the value's
+    name never holds a tuple in the adjoint (issue 18, confusing in a debugger)."""
+    import re
+
+    b, E = np.full(4, 0.3), np.full((2, 4), 0.2)
+    source = sg.source(sg.grad(shifted_sines), b, E)
+    pushes = re.findall(r"_stack\w*\.append\(\((.*)\)\)", source)
+    pops = re.findall(r"\((.*)\) = _stack\w*\.pop\(\)", source)
+    assert pushes and len(pushes) == len(pops)
+    shapes = 0
+    for pushed, popped in zip(pushes, pops, strict=True):
+        for item, name in zip(pushed.split(", "), popped.split(", "), strict=True):
+            if item.startswith("np.shape("):
+                shapes += 1
+                assert name != item[len("np.shape(") : -1]
+    assert shapes
+    expected = numerical_jacobian(lambda v: shifted_sines(v, E), b)
+    np.testing.assert_allclose(sg.grad(shifted_sines)(b, E), expected, rtol=1e-6)

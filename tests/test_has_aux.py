@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import s2sgrad as sg
-from tests.numerical import numerical_gradient
+from tests.numerical import numerical_gradient, numerical_jacobian
 
 X = np.array([[1.0, 0.5], [2.0, -1.0], [0.3, 0.7]])
 W = np.array([1.0, -2.0])
@@ -117,8 +117,28 @@ NOT_VALUES = [returns_tuple, returns_none, returns_string, returns_dict_by_branc
     ids=lambda t: t.__name__,
 )
 def test_a_non_value_output_is_a_type_error_at_transform_time(transform, f):
+    if transform is sg.jacobian and f in CONTAINERS:
+        return  # a container's Jacobian is nested blocks: test_jacobian_of_a_container_output
     with pytest.raises(TypeError, match="has_aux"):
         transform(f)
+
+
+CONTAINERS = [returns_tuple, returns_dict_by_branch, returns_list]
+
+
+@pytest.mark.parametrize("f", CONTAINERS, ids=lambda f: f.__name__)
+def test_jacobian_of_a_container_output(f):
+    """As in JAX: one block per output element, ``out_leaf.shape + x.shape`` (zeros for an
+    integer element), in the output's structure."""
+    x = np.array([0.5, -1.0])
+    extra = (True,) if f is returns_dict_by_branch else ()
+    got = sg.jacobian(f)(x, *extra)
+    out = f(x, *extra)
+    assert type(got) is type(out)
+    keys = out.keys() if isinstance(out, dict) else range(len(out))
+    for k in keys:
+        want = numerical_jacobian(lambda x, k=k: np.asarray(f(x, *extra)[k], float), x)
+        np.testing.assert_allclose(got[k], want, rtol=1e-6, atol=1e-8)
 
 
 @pytest.mark.parametrize("f", [returns_none, returns_string], ids=lambda f: f.__name__)

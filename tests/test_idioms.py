@@ -32,6 +32,20 @@ CASES = {
     "with np.printoptions": (ip.with_printoptions, (X3,)),
     "isinstance on a pytree": (ip.isinstance_of_tree, ({"a": X3},)),
     "range(len(...)) on a list": (ip.range_of_len, ([X3, B1],)),
+    "dict comprehension": (ip.dict_comprehension, (X3,)),
+    "set comprehension of constants": (ip.set_comprehension_of_sizes, (X3,)),
+    "nested comprehension": (ip.nested_comprehension, (X3,)),
+    "comprehension of comprehensions": (ip.nested_list_of_lists, (W1,)),
+    "first, *rest = w": (ip.first_and_rest, (X3,)),
+    "head, *middle, tail = ps": (ip.head_middle_tail, ([X3, B1, 2.0 * X3, -B1],)),
+    "for first, *rest in W": (ip.loop_over_starred_rows, (W1,)),
+    "list(array)": (ip.list_of_an_array, (X3,)),
+    "list(zip(a, b))": (ip.list_of_zip, (X3,)),
+    "for pair in zip(a, b)": (ip.loop_over_zip_items, (X3,)),
+    "f(*args) of a tuple": (ip.spread_a_tuple, (X3,)),
+    "f(a, *rest)": (ip.spread_the_rest, (X3,)),
+    "f(*literal, **literal)": (ip.spread_literals, (X3,)),
+    "zip(*pairs)": (ip.columns_of_pairs, (X3,)),
 }
 
 
@@ -81,3 +95,27 @@ def test_an_argument_array_updated_in_place_is_refused_saying_what_to_write():
     """``v += dt * a`` rebinds a float, but would change the caller's array."""
     with pytest.raises(sg.TransformError, match="write v = v"):
         sg.grad(ip.euler)(X3, B1)
+
+
+@pytest.mark.parametrize(
+    "f, message",
+    [
+        (ip.spread_with_defaults, "parameters with defaults is ambiguous"),
+        (ip.set_of_values, "set"),
+    ],
+)
+def test_unsupported_spreads_and_sets_are_clear_errors(f, message):
+    with pytest.raises((sg.TransformError, LookupError), match=message):
+        sg.grad(f)(X3, (X3, B1)) if f is ip.spread_with_defaults else sg.grad(f)(X3)
+
+
+def test_starred_unpacking_keeps_pythons_length_check():
+    with pytest.raises(ValueError, match="expected at least 2, got 1"):
+        sg.grad(ip.head_middle_tail)([X3])
+
+
+def test_a_starred_target_is_a_list_and_its_gradient_reaches_each_item():
+    """``first, *rest = w`` on an array: rest is the list of w's other elements."""
+    gradient = sg.grad(ip.first_and_rest)(X3)
+    expected = np.array([np.sum(X3[1:] ** 2), *(2 * X3[0] * X3[1:])])
+    np.testing.assert_allclose(gradient, expected)

@@ -274,3 +274,210 @@ def test_field_write_is_rejected():
 def test_field_named_like_an_array_attribute_is_refused():
     with pytest.raises(TypeError, match=r"field named 'T'.*rename the field"):
         sg.grad(transpose_clash)(Clashing(2.0), np.ones(3))
+
+
+# -- sg.tree in the transforms: registered classes, records as outputs, nested Jacobians --------
+
+
+def tree_numerical_jacobian(f, arg, eps=1e-6):
+    """Central differences of f (any pytree output) in every element of the pytree `arg`:
+    blocks in the output's structure, each holding the argument's structure (JAX's layout);
+    an array output gives the argument's structure alone."""
+    leaves, treedef = sg.tree.flatten(arg)
+    out_leaves, out_def = sg.tree.flatten(f(arg))
+    blocks = [[None] * len(leaves) for _ in out_leaves]
+    for j, leaf in enumerate(leaves):
+        base = np.array(leaf, dtype=float)
+        columns = []
+        for k in np.ndindex(base.shape):
+            sides = []
+            for sign in (1, -1):
+                moved = base.copy()
+                moved[k] += sign * eps
+                changed = list(leaves)
+                changed[j] = moved if base.shape else float(moved)
+                sides.append(sg.tree.leaves(f(sg.tree.unflatten(treedef, changed))))
+            columns.append([(np.asarray(a) - b) / (2 * eps) for a, b in zip(*sides, strict=True)])
+        for i, o in enumerate(out_leaves):
+            stacked = np.moveaxis(np.array([c[i] for c in columns]), 0, -1)
+            blocks[i][j] = stacked.reshape(np.shape(o) + base.shape)
+    inner = [sg.tree.unflatten(treedef, row) for row in blocks]
+    return inner[0] if out_def.kind == "leaf" else sg.tree.unflatten(out_def, inner)
+
+
+def assert_tree_close(got, want, rtol=1e-5, atol=1e-7):
+    got_leaves, got_def = sg.tree.flatten(got)
+    want_leaves, want_def = sg.tree.flatten(want)
+    assert got_def == want_def, (got_def, want_def)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+class Layer:
+    """A user's own parameter class, registered with sg.tree.register."""
+
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+
+sg.tree.register(Layer, lambda layer: ((layer.W, layer.b), None), lambda _, ch: Layer(*ch))
+
+
+def layer_loss(layer, x):
+    return np.sum(np.tanh(x @ layer.W + layer.b) ** 2)
+
+
+def test_registered_class_gradient_of_its_own_type():
+    layer, x = Layer(rng.normal(size=(3, 2)), rng.normal(size=2)), rng.normal(size=(4, 3))
+    got = sg.grad(layer_loss)(layer, x)
+    want = tree_numerical_jacobian(lambda p: layer_loss(p, x), layer)
+    assert type(got) is Layer
+    assert_tree_close(got, want)
+    check_grads(layer_loss, (layer, x), order=2)
+
+
+class Split(typing.NamedTuple):
+    low: np.ndarray
+    total: float
+
+
+@dataclasses.dataclass
+class Moments:
+    mean: float
+    spread: np.ndarray
+
+
+def split(x):
+    return Split(np.sin(x[:2]), np.sum(x**2))
+
+
+def moments(x):
+    return Moments(mean=np.mean(x), spread=np.exp(x) * x[0])
+
+
+def keyed_out(x):
+    return {"low": np.sin(x), "total": np.sum(x**3)}
+
+
+@pytest.mark.parametrize("f", [split, moments, keyed_out])
+def test_record_outputs_checked(f):
+    check_grads(f, (rng.normal(size=3),), order=2)
+
+
+@pytest.mark.parametrize("f", [split, moments])
+def test_jvp_gives_a_tangent_of_the_output_type(f):
+    x, v = rng.normal(size=3), rng.normal(size=3)
+    out, tangent = sg.jvp(f, (x,), (v,))
+    assert type(out) is type(tangent) is type(f(x))
+    eps = 1e-6
+    want = sg.tree.map(lambda a, b: (a - b) / (2 * eps), f(x + eps * v), f(x - eps * v))
+    assert_tree_close(tangent, want, rtol=1e-6)
+
+
+def test_vjp_takes_a_cotangent_of_the_output_type():
+    x = rng.normal(size=3)
+    _, back = sg.vjp(split, x)
+    u = Split(rng.normal(size=2), 0.7)
+    (gx,) = back(u)
+    J = tree_numerical_jacobian(split, x)
+    np.testing.assert_allclose(gx, u.low @ J.low + u.total * J.total, rtol=1e-6)
+    with pytest.raises(ValueError, match="cotangent must have the output's structure"):
+        back({"low": u.low, "total": 0.7})
+    with pytest.raises(ValueError, match=r"cotangent must have the output's shape \(2,\)"):
+        back(Split(np.ones(3), 0.7))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("f", [split, moments, keyed_out])
+def test_jacobian_of_a_container_output(f, mode):
+    x = rng.normal(size=3)
+    got = sg.jacobian(f, mode=mode)(x)
+    assert type(got) is type(f(x))
+    assert_tree_close(got, tree_numerical_jacobian(f, x))
+
+
+def record_layer(p, x):
+    return np.tanh(x @ p.W + p.b)
+
+
+def keyed_layer(p, x):
+    return np.tanh(x @ p["W"] + p["b"])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_with_respect_to_records_and_dicts(mode):
+    x = rng.normal(size=(2, 3))
+    for f, p in [
+        (record_layer, params()),
+        (keyed_layer, {"W": rng.normal(size=(3, 2)), "b": rng.normal(size=2)}),
+        (layer_loss, Layer(rng.normal(size=(3, 2)), 0.3)),
+    ]:
+        got = sg.jacobian(f, mode=mode)(p, x)
+        assert type(got) is type(p)
+        assert_tree_close(got, tree_numerical_jacobian(lambda q, f=f: f(q, x), p))
+
+
+def quartic(p):
+    """A scalar of a pytree with a closed-form gradient (`quartic_gradient`)."""
+    return np.sum(p["W"] ** 2 * p["b"]) + np.sum(np.sin(p["W"])) + p["b"] ** 3
+
+
+def quartic_gradient(p):
+    return {
+        "W": 2 * p["W"] * p["b"] + np.cos(p["W"]),
+        "b": np.sum(p["W"] ** 2) + 3 * p["b"] ** 2,
+    }
+
+
+def quartic_record(p):
+    return np.sum(p.W**2 * p.b) + np.sum(np.sin(p.W)) + p.b**3
+
+
+def test_hessian_with_respect_to_a_dict_is_nested_blocks():
+    p = {"W": rng.normal(size=(2, 2)), "b": 0.7}
+    H = sg.hessian(quartic)(p)
+    want = tree_numerical_jacobian(quartic_gradient, p)  # differences of the closed form
+    assert H["W"]["b"].shape == (2, 2) and H["W"]["W"].shape == (2, 2, 2, 2)
+    assert_tree_close(H, want)
+
+
+WB = dataclasses.make_dataclass("WB", ["W", "b"])  # (fields named as quartic_record reads)
+
+
+@pytest.mark.parametrize("kind", [Params, WB])
+def test_hessian_with_respect_to_records(kind):
+    W, b = rng.normal(size=(2, 2)), 0.4
+    p = kind(W, b)
+    H = sg.hessian(quartic_record)(p)
+    want = tree_numerical_jacobian(quartic_gradient, {"W": W, "b": b})
+    assert type(H) is kind and type(H.W) is kind
+    for outer in ("W", "b"):
+        for inner in ("W", "b"):
+            got = getattr(getattr(H, outer), inner)
+            np.testing.assert_allclose(got, want[outer][inner], rtol=1e-5, atol=1e-7)
+
+
+def test_tape_sources_of_records_and_registered_classes():
+    W = sg.Variable(rng.normal(size=(3, 2)))
+    b = sg.Variable(rng.normal(size=2))
+    x = rng.normal(size=(4, 3))
+    for sources in (Params(W, b), Layer(W, b), {"W": W, "b": b}):
+        with sg.GradientTape() as tape:
+            y = np.sum(np.tanh(x @ W + b) ** 2)
+        grads = tape.gradient(y, sources)
+        assert type(grads) is type(sources)
+        want = tree_numerical_jacobian(lambda p: layer_loss(p, x), Layer(W.numpy(), b.numpy()))
+        got = grads if not isinstance(grads, dict) else Layer(grads["W"], grads["b"])
+        np.testing.assert_allclose(got.W.numpy(), want.W, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(got.b.numpy(), want.b, rtol=1e-5, atol=1e-7)
+
+
+def test_plain_object_argument_is_a_type_error_naming_it():
+    class Plain:
+        W = np.ones((3, 2))
+        b = np.zeros(2)
+
+    with pytest.raises(TypeError, match=r"argument 'layer' is a Plain.*sg.tree.register"):
+        sg.grad(layer_loss)(Plain(), np.ones((4, 3)))
+    with pytest.raises(TypeError, match=r"argument 'layer' is a Plain"):
+        sg.hessian(layer_loss)(Plain(), np.ones((4, 3)))

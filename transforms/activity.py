@@ -108,11 +108,15 @@ class _Positions:
     at a position no varied value was put in is not varied, though the tuple as a whole is:
     the loop counter a backward sweep pops beside saved values is an index, not a value with
     a derivative (its item writes would otherwise be taken for an index that depends on the
-    input). A name assigned in any other way is not followed."""
+    input). A list of tuples itself saved in a tuple (the stack of an inner loop, pushed
+    on the outer loop's stack each iteration) is followed through that tuple too. A name
+    assigned in any other way is not followed."""
 
     def __init__(self):
         self.own: dict[str, set[int]] = {}  # tuple -> its varied positions
         self.items: dict[str, set[int]] = {}  # list of tuples -> their varied positions
+        self.lists: dict[str, dict[int, set[int]]] = {}  # tuple or list of tuples -> the
+        # followed lists at its (items') positions: position -> their `items` set
         self.lost: set[str] = set()  # names assigned otherwise: not followed
 
     def size(self) -> int:
@@ -151,12 +155,17 @@ class _Positions:
                 return
             found = {k for k, e in enumerate(op.args) if any(n in varied for n in names_in(e))}
             self.own.setdefault(target, set()).update(found)
+            for k, e in enumerate(op.args):
+                if isinstance(e, cst.Name) and e.value in self.items and e.value not in self.lost:
+                    self._share(target, k, self.items[e.value])
             return
         if op.primitive is APPEND:
             items, value = op.args[0].value, op.args[1]
             if items in self.items and isinstance(value, cst.Name) and value.value in self.own:
                 if value.value not in self.lost:
                     self.items[items].update(self.own[value.value])
+                    for k, shared in self.lists.get(value.value, {}).items():
+                        self._share(items, k, shared)
                     return
             if any(n in varied for n in names_in(value)):
                 self.lost.add(items)
@@ -165,7 +174,22 @@ class _Positions:
             items = op.args[0].value
             if items in self.items and items not in self.lost:
                 self.own.setdefault(op.targets[0], set()).update(self.items[items])
+                for k, shared in self.lists.get(items, {}).items():
+                    self._share(op.targets[0], k, shared)
                 return
+        saved = self._saved_list(op)
+        if saved is not None:  # ``inner = t[5]``: a list saved in a popped tuple
+            self._follow(op.targets[0], saved)
+            return
+        if op.primitive is POP:  # ``a, inner = stack.pop()``: a saved list is followed on
+            items = op.args[0].value
+            saved = self.lists.get(items, {}) if items not in self.lost else {}
+            for k, target in enumerate(op.targets):
+                if k in saved:
+                    self._follow(target, saved[k])
+                else:
+                    self.lost.add(target)
+            return
         if op.primitive is COPY and isinstance(op.args[0], cst.Name):
             source = op.args[0].value
             if source in self.items and source not in self.lost:  # the same list: one set
@@ -178,6 +202,37 @@ class _Positions:
         if op.name == "constant" and op.args and _is_none(op.args[0]):
             return  # ``s_1 = None`` where a branch has no list: nothing to pop there
         self.lost.update(op.targets)
+
+    def _saved_list(self, op: Operation) -> set[int] | None:
+        """For ``inner = t[k]``, the `items` of the followed list tuple `t` holds at `k`."""
+        if op.index is None or len(op.index) != 1 or not isinstance(op.args[0], cst.Name):
+            return None
+        base, inner = op.args[0].value, op.index[0].slice
+        if base in self.lost or not isinstance(inner, cst.Index):
+            return None
+        if not isinstance(inner.value, cst.Integer) or len(op.targets) != 1:
+            return None
+        return self.lists.get(base, {}).get(int(inner.value.value))
+
+    def _share(self, holder: str, position: int, items: set[int]) -> None:
+        """`holder` (a tuple, or a list of tuples) holds at `position` a followed list whose
+        tuples' varied positions are `items` (one set, shared by every name of that list)."""
+        positions = self.lists.setdefault(holder, {})
+        before = positions.get(position)
+        if before is not None and before is not items:
+            items.update(before)
+            before.update(items)
+        else:
+            positions[position] = items
+
+    def _follow(self, name: str, items: set[int]) -> None:
+        """`name` is (again) a followed list of tuples, varied at the positions `items`."""
+        before = self.items.get(name)
+        if before is not None and before is not items:
+            items.update(before)
+            before.update(items)
+        else:
+            self.items[name] = items
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

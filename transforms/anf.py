@@ -37,6 +37,7 @@ from collections.abc import Mapping
 import libcst as cst
 from s2sgrad.runtime import registry
 
+from .anf_containers import ContainerNormalizing
 from .anf_lambdas import LambdaNormalizing
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
@@ -48,7 +49,6 @@ from .blocks import (
     indented,
     iter_small_statements,
     maybe,
-    names_in_target,
     statements_of_else,
 )
 from .mutation import NumberCheck, check_mutation
@@ -57,7 +57,6 @@ from .operations import is_append
 from .parse import ParsedFunction
 from .resolve import RESERVED, Resolution
 from .templates import one_array_arguments
-from .walk import substitute_names
 
 
 class Origin:
@@ -141,7 +140,7 @@ _NO_PARENS = {"lpar": (), "rpar": ()}
 _ARRAY_ONLY = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.Modulo)
 
 
-class _Normalizer(LoopNormalizing, LambdaNormalizing):
+class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
         self.parsed = parsed
         self.resolution = resolution
@@ -162,6 +161,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         self.inlining: set[str] = set()
         self.defined: set[str] = set(resolution.params)  # every name assigned so far
         self.inlined: set[str] = set()  # names assigned by inlined nested functions
+        self.tuple_lengths: dict[str, int] = {}  # names of tuple literals -> their lengths
         self.result = namer.fresh("_result")  # the value returned from inside a branch
         self.returned = namer.fresh("_returned")  # set by a return inside a loop
 
@@ -185,8 +185,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
             if statement is END_OF_ITERATION:
                 self.end_iteration()
                 return True
-            self.source_line = self.parsed.statement_line(statement)
-            self.comment = f"# line {self.source_line}: {first_line(statement)}"
+            if self.parsed.locates(statement):  # (not a loop normal form wrote itself)
+                self.source_line = self.parsed.statement_line(statement)
+                self.comment = f"# line {self.source_line}: {first_line(statement)}"
             if isinstance(statement, cst.If):
                 consumed, leaves = self.if_statement(statement, statements[k + 1 :])
                 if consumed or leaves:
@@ -416,6 +417,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         if isinstance(first, cst.Name):
             flat = self.flat(value)  # before `define`: the right side reads the old version
             name = self.define(first.value)
+            if isinstance(flat, cst.Tuple):  # (its length, for f(*name): `spread`)
+                self.tuple_lengths[name] = len(flat.elements)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), flat), name)
             self.origins[name] = self.origin(origin_node or value)
         else:
@@ -461,6 +464,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         """``a, (b, c[i]) = value``: nested targets flattened into element reads of the value
         (each target then assigned as usual), after Python's check of the length. `normal`:
         `value` is an atom already in normal form (an element of an outer unpacking)."""
+        if any(isinstance(e, cst.StarredElement) for e in target.elements):
+            self.unpack_starred(target, value, normal)
+            return
         elements = [element.value for element in target.elements]
         literal = isinstance(value, (cst.Tuple, cst.List))
         if literal and len(value.elements) == len(elements):
@@ -613,7 +619,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
                 lpar=(),
                 rpar=(),
             )
-        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.DictComp, cst.SetComp)):
             return self.comprehension(expr)
         if isinstance(expr, cst.Lambda):
             return self.lambda_value(expr)
@@ -626,34 +632,6 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
                 return self.choose(left, expr.right, left, expr, normal=left)
             return self.choose(left, left, expr.right, expr, normal=left)
         raise self.parsed.error(expr, f"{type(expr).__name__} expressions are not supported yet")
-
-    def comprehension(self, expr) -> cst.Name:
-        """``[e for v in seq if c]`` (or a generator expression) as the loop that builds it:
-        ``items = []; for v in seq: if c: items.append(e)``, its variables renamed apart."""
-        clause = expr.for_in
-        if clause.inner_for_in is not None or isinstance(clause.asynchronous, cst.Asynchronous):
-            raise self.parsed.error(expr, "nested comprehensions are not supported yet")
-        names = [n for n in names_in_target(clause.target)]
-        renames = {n: cst.Name(self.namer.fresh(f"_{n}")) for n in names}
-        items = self.namer.fresh("_items")
-        self.assign([cst.Name(items)], cst.List(()), origin_node=expr)
-        append = cst.Expr(
-            cst.Call(
-                cst.Attribute(cst.Name(items), cst.Name("append")),
-                (cst.Arg(substitute_names(expr.elt, renames)),),
-            )
-        )
-        body: cst.BaseStatement = cst.SimpleStatementLine((append,))
-        for condition in reversed(clause.ifs):
-            test = substitute_names(condition.test, renames)
-            body = cst.If(test=test, body=cst.IndentedBlock((body,)))
-        loop = cst.For(
-            target=substitute_names(clause.target, renames),
-            iter=clause.iter,
-            body=cst.IndentedBlock((body,)),
-        )
-        self.for_statement(loop)
-        return cst.Name(self.current[items])
 
     def inline_nested(self, name: str, call: cst.Call) -> cst.Name:
         """A call of a function defined inside this one, inlined: its parameters become copies
@@ -722,6 +700,11 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         return cst.Name(self.current.get(temp, temp))
 
     def call(self, expr: cst.Call) -> cst.BaseExpression:
+        columns = self.transposed(expr)
+        if columns is not None:
+            return columns
+        expr = self.spread(expr)
+        self.check_record(expr)
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
@@ -730,6 +713,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing):
         view = self.dict_view(expr)
         if view is not None:
             return view
+        listed = self.listed(expr)
+        if listed is not None:
+            return listed
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )

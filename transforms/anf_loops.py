@@ -4,6 +4,8 @@ them into index loops whose body is in single-assignment form (see `anf`'s docst
 
 from __future__ import annotations
 
+import typing
+
 import libcst as cst
 from s2sgrad.runtime import registry
 
@@ -18,8 +20,15 @@ from .blocks import (
 )
 from .operations import evaluate_spelling
 
-_LISTING = ("sorted", "list", "tuple", "map")  # builtins giving a list or tuple (map: see
-# `anf_lambdas`)
+
+class Counter(typing.NamedTuple):
+    """The counter of ``enumerate(xs, start)``, read as the loop's index plus `start`."""
+
+    start: cst.BaseExpression
+
+
+# builtins giving a list, a tuple or a range (map: see `anf_lambdas`)
+_LISTING = ("sorted", "list", "tuple", "map", "range")
 END_OF_ITERATION = object()  # marks where a loop body's paths end (see _Normalizer.block)
 
 
@@ -89,6 +98,10 @@ class LoopNormalizing:
             for bound, sequence in prologue:
                 if sequence is None:
                     element = cst.Name(target)  # enumerate's counter is the index itself
+                elif isinstance(sequence, Counter):
+                    element = cst.BinaryOperation(cst.Name(target), cst.Add(), sequence.start)
+                elif isinstance(sequence, cst.Tuple):  # an item packed from its parts
+                    element = self.rename(sequence)
                 else:
                     index = cst.SubscriptElement(cst.Index(cst.Name(target)))
                     element = cst.Subscript(sequence, (index,))
@@ -220,33 +233,44 @@ class LoopNormalizing:
             iterable = self.atom_of(cst.Call(cst.Name("range"), backwards))
             return iterable, self.namer.fresh("_i"), [(names[0], sequence)]
         if is_builtin_call(source, "enumerate", self.resolution):
-            if len(source.args) != 1:
-                raise self.parsed.error(source, "enumerate with a start is not supported yet")
+            if not 1 <= len(source.args) <= 2 or source.args[0].keyword is not None:
+                raise self.parsed.error(source, "enumerate takes a sequence and a start")
             inner = source.args[0].value
+            # enumerate's counter: the index itself, or the index plus the start
+            counter = Counter(self.atom(source.args[1].value)) if len(source.args) > 1 else None
             if is_builtin_call(inner, "zip", self.resolution):
                 # enumerate(zip(a, b)) with ``i, (x, y)``: the loop over a and b's indices
                 target = self._enumerated_zip(target, inner)
-                sequences = [None, *(self.sequence_atom(a.value) for a in inner.args)]
+                sequences = [counter, *(self.sequence_atom(a.value) for a in inner.args)]
             else:
-                sequences = [None, self.sequence_atom(inner)]
+                sequences = [counter, self.sequence_atom(inner)]
         elif is_builtin_call(source, "zip", self.resolution):
             sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
         else:
             sequences = [self.sequence_atom(source)]
         names = target_names(target, len(sequences))
+        packed = []
+        if names is None and isinstance(target, cst.Name) and len(sequences) > 1:
+            # for pair in zip(a, b): the items read as parts, then ``pair = (a_i, b_i)``
+            names = [cst.Name(self.namer.fresh(f"_{target.value}")) for _ in sequences]
+            packed = [(target, cst.Tuple(tuple(cst.Element(n) for n in names)))]
         if names is None:
             raise self.parsed.error(target, "this loop target does not match what it iterates")
         lengths = [
             self.atom_of(cst.Call(cst.Name("len"), (cst.Arg(seq),)))
             for seq in sequences
-            if seq is not None
+            if seq is not None and not isinstance(seq, Counter)
         ]
         count = lengths[0]
         if len(lengths) > 1:
             count = self.atom_of(cst.Call(cst.Name("min"), tuple(cst.Arg(n) for n in lengths)))
         iterable = self.atom_of(cst.Call(cst.Name("range"), (cst.Arg(count),)))
         index = self.namer.fresh("_i")
-        return iterable, index, list(zip(names, sequences, strict=True))
+        return iterable, index, [*zip(names, sequences, strict=True), *packed]
+
+    def _calls_a_builtin(self, call: cst.Call) -> bool:
+        found, fn = self.resolution.value_of(call.func)
+        return not found or getattr(fn, "__module__", None) == "builtins"
 
     def _enumerated_zip(self, target: cst.BaseExpression, zipped: cst.Call) -> cst.Tuple:
         """``i, (x, y)`` for ``enumerate(zip(a, b))`` as the flat target ``i, x, y`` (an item
@@ -279,12 +303,15 @@ class LoopNormalizing:
 
     def sequence_atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
         """The sequence a loop indexes: a name, a list or tuple literal (``for t in [a, b]``),
-        a dict view of a local (``d.items()``: a list, see `anf_lambdas`), or a call of
-        ``sorted``, ``list`` or ``tuple`` (lists and tuples). Other calls may give iterators,
-        which have no items to index."""
-        if isinstance(expr, cst.Call) and not (
-            self.dict_view_call(expr)
-            or any(is_builtin_call(expr, name, self.resolution) for name in _LISTING)
+        a dict view of a local (``d.items()``: a list, see `anf_lambdas`), a call of
+        ``sorted``, ``list``, ``tuple`` or ``range``, or of a function giving an array
+        (``zip(w, np.cos(w))``). Other builtins (``filter``, ``iter``, a ``zip`` inside a
+        ``zip``) give iterators, which have no items to index."""
+        if (
+            isinstance(expr, cst.Call)
+            and not self.dict_view_call(expr)
+            and not any(is_builtin_call(expr, name, self.resolution) for name in _LISTING)
+            and self._calls_a_builtin(expr)
         ):
             raise self.parsed.error(
                 expr,

@@ -32,7 +32,10 @@ def _is_target(target: cst.BaseExpression) -> bool:
     if isinstance(target, cst.Name):
         return True
     return isinstance(target, (cst.Tuple, cst.List)) and all(
-        isinstance(e, cst.Element) and _is_target(e.value) for e in target.elements
+        _is_target(e.value)
+        if isinstance(e, cst.Element)
+        else isinstance(e, cst.StarredElement) and isinstance(e.value, cst.Name)
+        for e in target.elements
     )
 
 

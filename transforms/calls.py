@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import types
+import weakref
 
 import libcst as cst
 
@@ -94,20 +95,24 @@ def split_of(fn: types.FunctionType, kinds: CallKinds = GENERIC) -> Split:
     return split
 
 
-# the base of the names of each specialization's halves: two specializations of one function,
-# or two functions of one name (every lambda is named `naming.LAMBDA`), may meet in one
-# module's globals (one calling the other's halves): each gets a base of its own, ``g``,
-# ``g_1``, ... (the first one keeps the function's name), the same for both modes
-_split_namer = Namer()
-_split_bases: dict[tuple, str] = {}
+# the base of the names of each specialization's halves: its function's own name for the first
+# function of that name, then one of its own (``loss_1``) for every other function object
+# (``mod_a.loss`` and ``mod_b.loss``; two closures of one factory, which share code but not
+# captured values; every lambda, all named `naming.LAMBDA`) and every other specialization of
+# one function (``g(1.0)`` and ``g(x)`` in one caller): with one name their halves would meet
+# in one generated module's globals, and one callee's derivative would be the other's. The
+# same base serves both modes (``_fwd_g``/``_bwd_g``, ``_jvp_g``)
+_base_namer = Namer()
+_bases: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> {kinds: base}
 
 
 def split_base(fn: types.FunctionType, kinds: CallKinds = GENERIC) -> str:
-    """The name the halves of `fn`'s specialization for `kinds` are named after."""
-    key = (fn.__code__, id(fn.__globals__), kinds)
-    base = _split_bases.get(key)
+    """The name the halves of `fn`'s specialization for `kinds` are named after, one no other
+    function's or specialization's halves have."""
+    by_kinds = _bases.setdefault(fn, {})
+    base = by_kinds.get(kinds)
     if base is None:
-        base = _split_bases[key] = _split_namer.fresh(fn.__name__)
+        base = by_kinds[kinds] = _base_namer.fresh(fn.__name__)
     return base
 
 

@@ -31,16 +31,11 @@ _NEVER: dict[type[cst.CSTNode], str] = {
     cst.Match: "match statement",
 }
 
-# Constructs this version does not differentiate yet: loops, nested functions, comprehensions.
-_NOT_YET: dict[type[cst.CSTNode], str] = {
-    cst.SetComp: "set comprehension",
-    cst.DictComp: "dict comprehension",
-}
-
 
 class _Fence(cst.CSTVisitor):
     def __init__(self, parsed: ParsedFunction):
         self.parsed = parsed
+        self.starred_targets: set[int] = set()  # ``first, *rest = xs``: allowed there only
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         kind = type(node)
@@ -53,8 +48,6 @@ class _Fence(cst.CSTVisitor):
             )
         if kind in _NEVER:
             raise self.parsed.error(node, f"{_NEVER[kind]} is not supported by s2sgrad")
-        if kind in _NOT_YET:
-            raise self.parsed.error(node, f"{_NOT_YET[kind]} is not supported yet (no loops yet)")
         check = getattr(self, f"check_{kind.__name__}", None)
         if check is not None:
             check(node)
@@ -80,9 +73,14 @@ class _Fence(cst.CSTVisitor):
         if isinstance(target, cst.Name):
             return
         if allow_tuple and isinstance(target, (cst.Tuple, cst.List)):
+            stars = [e for e in target.elements if isinstance(e, cst.StarredElement)]
+            for element in stars:
+                if not isinstance(element.value, cst.Name):
+                    raise self.parsed.error(element, "a starred target must be a name (*rest)")
+                self.starred_targets.add(id(element))
             for element in target.elements:
-                if isinstance(element, cst.StarredElement):
-                    raise self.parsed.error(element, "starred assignment is not supported")
+                if element in stars:
+                    continue
                 if _is_item(element.value):
                     continue  # h[i], c[i] = cell(...)
                 self._check_target(element.value)
@@ -110,13 +108,13 @@ class _Fence(cst.CSTVisitor):
                 node, "a nested function needs plain parameters and no decorators"
             )
 
-    def check_Call(self, node: cst.Call) -> None:
-        for arg in node.args:
-            if arg.star:
-                raise self.parsed.error(arg, f"argument unpacking ({arg.star}) is not supported")
+    def check_For(self, node: cst.For) -> None:
+        if isinstance(node.target, (cst.Tuple, cst.List)):
+            self._check_target(node.target)
 
     def check_StarredElement(self, node: cst.StarredElement) -> None:
-        raise self.parsed.error(node, "starred expression is not supported")
+        if id(node) not in self.starred_targets:
+            raise self.parsed.error(node, "starred expression is not supported")
 
 
 def _is_item(target: cst.BaseExpression) -> bool:

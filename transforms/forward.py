@@ -238,8 +238,13 @@ def _tangent_statements(op: Operation, statement, tangents: Tangents) -> list:
 
 
 def _pack(op: Operation, value: cst.BaseExpression, tangents: Tangents) -> cst.BaseExpression:
-    """``(a, b)`` -> ``(ta, tb)``, ``{"k": a}`` -> ``{"k": ta}``, zeros where none."""
+    """``(a, b)`` -> ``(ta, tb)``, ``{"k": a}`` -> ``{"k": ta}``, zeros where none; a
+    NamedTuple or dataclass built, ``p = P(a, b)``, -> ``container_adjoint({0: ta, 1: tb}, p)``
+    (keyed by field, as derivative code reads a record's tangent)."""
     parts = [tangents.of_or_zero(element) for element in op.args]
+    if isinstance(value, cst.Call):
+        pairs = tuple(cst.DictElement(op.kwargs[str(k)], part) for k, part in enumerate(parts))
+        return call("container_adjoint", cst.Dict(pairs), cst.Name(op.targets[0]))
     elements = tuple(
         e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
     )

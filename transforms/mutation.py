@@ -253,7 +253,17 @@ class _Walker(CallWalker):
             items = [
                 refs.element(container) if v is None else self.refs_of(v, state) for v in values
             ]
-            for element, item, item_refs in zip(target.elements, values, items, strict=True):
+            starred = [isinstance(e, cst.StarredElement) for e in target.elements]
+            if any(starred):  # first, *rest = xs: the items are xs's, rest a new list
+                values = [None] * len(values)
+            for element, item, item_refs, star in zip(
+                target.elements, values, items, starred, strict=True
+            ):
+                if star and isinstance(element.value, cst.Name):
+                    listed = Refs(self.new_token(), item_refs.all, None, item_refs.kind)
+                    self.bind(element.value, listed, state, None)
+                    state.containers.add(element.value.value)
+                    continue
                 self.bind(element.value, item_refs, state, item)
         elif isinstance(target, cst.Subscript):
             self.item_write(target, refs, state, target, in_place=False)

@@ -121,9 +121,11 @@ class CallWalker:
             return make(self.new_token() | item.all, item.held, kind)
         if name in FRESH_BUILTINS:
             return make(self.new_token(), kind=SCALAR if name != "divmod" else None)
-        items = args[0].element(args[0].items is not None).kind if args else None
-        if name in ("list", "tuple", "sorted"):
-            return Refs(self.new_token() | every, every, None, items)
+        item = args[0].element(args[0].items is not None) if args else NOTHING
+        if name in ("list", "sorted"):  # a new list of the items
+            return Refs(self.new_token(), item.all, None, item.kind)
+        if name == "tuple":  # (a tuple's tuple is the tuple itself)
+            return Refs(self.new_token() | every, every, None, item.kind)
         return Refs(self.new_token() | every, every)  # zip(...), iter(...)
 
     def method_call(self, expr, func: cst.Attribute, args, every, state) -> Refs:

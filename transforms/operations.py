@@ -236,6 +236,34 @@ def field_read(read: cst.Attribute) -> tuple[cst.SubscriptElement, ...]:
     return (cst.SubscriptElement(cst.Index(cst.SimpleString(f'"{read.attr.value}"'))),)
 
 
+def _is_record_class(value) -> bool:
+    """A NamedTuple class or a dataclass (the class, not an instance)."""
+    if not isinstance(value, type):
+        return False
+    if issubclass(value, tuple):
+        return isinstance(getattr(value, "_fields", None), tuple)
+    return dataclasses.is_dataclass(value)
+
+
+def _record_pack(targets, cls: type, call: cst.Call) -> Operation | None:
+    """``P(a, b=c)`` building a NamedTuple or dataclass: a container of its arguments, keyed
+    as derivative code keys the record's adjoint and tangent (a NamedTuple's field by
+    position, a dataclass's by name: see `field_read`). None for ``*args``/``**kwargs``."""
+    named = issubclass(cls, tuple)
+    fields = list(cls._fields) if named else [f.name for f in dataclasses.fields(cls) if f.init]
+    elements, keys = [], {}
+    for k, arg in enumerate(call.args):
+        if arg.star or (arg.keyword is None and k >= len(fields)):
+            return None
+        name = fields[k] if arg.keyword is None else arg.keyword.value
+        if name not in fields:
+            return None
+        key = cst.Integer(str(fields.index(name))) if named else cst.SimpleString(f'"{name}"')
+        keys[str(len(elements))] = key
+        elements.append(arg.value)
+    return Operation(targets, PACK, f"{cls.__name__}(...)", tuple(elements), keys)
+
+
 class Classifier:
     """Turns normal-form statements into `Operation`s, for one function."""
 
@@ -348,6 +376,10 @@ class Classifier:
         found, callee = evaluate_spelling(func, self.namespace)
         if not found:
             return Operation(targets, None, cst.Module(()).code_for_node(func), positional, kwargs)
+        if _is_record_class(callee) and self.registry.lookup(callee) is None:
+            record = _record_pack(targets, callee, call)
+            if record is not None:
+                return record
         return self._primitive(targets, callee, positional, kwargs)
 
     def _astype(self, targets, receiver, positional, kwargs) -> Operation:

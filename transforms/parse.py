@@ -73,6 +73,11 @@ class ParsedFunction:
         line = self.statement_lines.get(statement)
         return line if line is not None else self.position(statement)[0]
 
+    def locates(self, statement: cst.CSTNode) -> bool:
+        """Whether `statement` is the user's (one normal form builds, such as the loop of a
+        comprehension, has no line of its own: it belongs to the line that holds it)."""
+        return statement in self.statement_lines or statement in self.positions
+
     @property
     def name(self) -> str:
         return self.funcdef.name.value

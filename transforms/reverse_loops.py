@@ -15,7 +15,7 @@ from .adjoints import Adjoints, Context, assign, block, call, comment_line, is_b
 from .anf import name_expr
 from .blocks import iter_small_statements
 from .operations import POP, SETITEM, is_append, names_in
-from .walk import _NameReader, dotted_name, read_names
+from .walk import _NameReader, dotted_name, read_names, renamed
 
 
 def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
@@ -111,7 +111,13 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
                 for n in saved
             )
         )
-        values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
+        # a shape is popped into a name of its own (``E_shape``), never a value's name,
+        # which a debugger would show holding a tuple
+        shapes = {n: context.namer.fresh(f"{n}_shape") for n in saved if n in shape_only}
+        if shapes:
+            adjoint_body = [renamed(statement, shapes) for statement in adjoint_body]
+        popped = [shapes.get(n, n) for n in saved]
+        values = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in popped))
         push = cst.Expr(cst.Call(name_expr(f"{stack}.append"), (cst.Arg(pushed),)))
         primal_body = _push_at_path_ends(primal_body, headers, push)
         pop = cst.Assign((cst.AssignTarget(values),), cst.Call(name_expr(f"{stack}.pop"), ()))

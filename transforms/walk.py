@@ -167,6 +167,18 @@ class _Leave(cst.CSTTransformer):
         return updated
 
 
+def renamed(node: cst.CSTNode, mapping: Mapping[str, str]) -> cst.CSTNode:
+    """`node` (any statement, compound ones too) with every name in `mapping` renamed, the
+    names it assigns included: the same code over other names."""
+
+    def leave(n):
+        if type(n) is cst.Name and n.value in mapping:
+            return cst.Name(mapping[n.value])
+        return n
+
+    return node.visit(_Leave(leave))
+
+
 def substitute_names(node, mapping: Mapping[str, cst.BaseExpression]):
     """`node` (an expression or a small statement) with the names in `mapping` replaced;
     names being assigned are left alone."""

@@ -56,6 +56,7 @@ from ..boundaries import fresh_containers, unaliased
 from ..containers import (
     as_structure,
     batch_by_element,
+    batch_container_adjoint,
     batch_joined_part,
     batch_parts_of,
     batch_repeated,
@@ -64,6 +65,7 @@ from ..containers import (
     batch_split_like,
     batch_unstack,
     by_element,
+    container_adjoint,
     joined_part,
     part,
     parts_of,
@@ -158,6 +160,7 @@ registry.linear(
     repeated_part,
     as_structure,
     by_element,
+    container_adjoint,  # (a NamedTuple's or dataclass's tangent, built by forward code)
     # the helpers of forward-mode code, so that it too can be differentiated again
     broadcast_tangent,
     lift_tangent,
@@ -186,6 +189,11 @@ registry.linear(fresh_containers, unaliased)
 @registry.batched(by_element)
 def by_element_batched(tangents, ans, g, value):
     return batch_by_element(tangents[0], value)
+
+
+@registry.batched(container_adjoint)
+def container_adjoint_batched(tangents, ans, g, value):
+    return batch_container_adjoint(tangents[0], value)
 
 
 @registry.vjp(fresh_containers)

@@ -33,6 +33,7 @@ GLOBALS = [
     "G1 = -0.4",
     "GV = np.array([0.5, -1.0, 0.25])",
     "GL = [0.3, -0.2]",
+    "\n\nclass Rec(typing.NamedTuple):\n    a: float\n    b: np.ndarray\n    c: float = 0.5\n",
 ]
 # names that collide with what the compiler invents, drawn now and then
 TRICKY = ("dx", "_t1", "tx", "_batch", "dv", "_stack", "unbroadcast", "d_t1", "ans", "g")
@@ -329,6 +330,12 @@ class Generator:
         if name.startswith("rec"):
             return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
         args = [self.value(scope, p, 2) for p in params]
+        if self.chance(0.2):  # spread from literals: h(*(a, b), **{"c": v})
+            args.append(self.scalar(scope, 2))
+            text = fmt(f"{name}(*(" + ", ".join(["{}"] * len(args)) + ")", *args)
+            if self.chance(0.5):
+                text = fmt('{}, **{{"c": {}}}', text, self.lit())
+            return text.map("{})")
         text = fmt(f"{name}(" + ", ".join(["{}"] * len(args)), *args)
         if self.chance(0.4):
             text = fmt("{}, b={}", text, self.scalar(scope, 2))

@@ -1,5 +1,7 @@
 """Statements of issue 18's idioms for the fuzzer: dict views, ``map`` over a lambda, loops
-over list literals, a lambda defining a function, ``with np.errstate(...)`` (a mixin of
+over list literals, a lambda defining a function, ``with np.errstate(...)``, dict, set and
+nested comprehensions, starred unpacking, ``list(...)``, ``zip(*pairs)``, ``enumerate``
+with a start, and NamedTuples built in the function (a mixin of
 `statements.ProgramGenerator`: it uses the generator's scope helpers and expressions)."""
 
 from __future__ import annotations
@@ -11,9 +13,77 @@ from .program import Block, Simple, Text, fmt
 class IdiomStatements:
     def s_idiom(self, scope, depth, loop):
         forms = [self._over_literal, self._mapped, self._local_lambda, self._errstate]
+        forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
+        forms += [self._columns, self._counted, self._set_of_sizes, self._record]
         if self.of_kind(scope, "D"):
             forms += [self._items, self._values]
         return self.choice(forms)(scope)
+
+    def _sequence(self, scope):
+        """A vector, or a list of numbers known to hold at least two."""
+        lists = [n for n in self.of_kind(scope, "LS") if scope[n].length >= 2]
+        return self.choice([*self.of_kind(scope, "V"), "GV", *lists])
+
+    def _dict_comprehension(self, scope):
+        item, key = self.fresh(scope, "e"), self.fresh(scope, "k")
+        name = self.fresh(scope, "D")
+        element = self._element(scope, item)
+        source = self._sequence(scope)
+        keys = '["a", "b"]' if self.chance(0.5) else '("a", "b")'
+        text = fmt(
+            f"{name} = {{{{{key}: {{}} for {key}, {item} in zip({keys}, {source})}}}}", element
+        )
+        scope[name] = Var("D", items=("a", "b"))
+        return [Simple(text)]
+
+    def _nested(self, scope):
+        first, second = self.fresh(scope, "e"), self.fresh(scope, "e")
+        inner = self.inner(scope)
+        inner[first], inner[second] = Var("S"), Var("S")
+        element = self.scalar(inner, 1)
+        outer, other = self._sequence(scope), self.choice(["GL", "GV", "[0.5, 2.0]"])
+        guard = f" if {first} > {second}" if self.chance(0.3) else ""
+        template = f"sum([{{}} for {first} in {outer} for {second} in {other}{guard}])"
+        return self._result(scope, template, element)
+
+    def _starred(self, scope):
+        head, rest = self.fresh(scope, "s"), self.fresh(scope, "L")
+        source = self._sequence(scope)
+        scope[head] = Var("S")
+        if self.chance(0.5):
+            scope[rest] = Var("LS", length=1, exact=False)
+            return [Simple(Text.plain(f"{head}, *{rest} = {source}"))]
+        tail = self.fresh(scope, "s")
+        scope[tail] = Var("S")
+        scope[rest] = Var("LS", length=0, exact=False)
+        return [Simple(Text.plain(f"{head}, *{rest}, {tail} = {source}"))]
+
+    def _listed(self, scope):
+        name = self.fresh(scope, "L")
+        source = self._sequence(scope)
+        known = scope.get(source)
+        length = known.length if known is not None and known.kind == "LS" else 3
+        scope[name] = Var("LS", length=length, exact=known is None or known.exact)
+        return [Simple(Text.plain(f"{name} = list({source})"))]
+
+    def _columns(self, scope):
+        left, right = self.fresh(scope, "L"), self.fresh(scope, "L")
+        pairs = [(self.scalar(scope, 1), self.scalar(scope, 1)) for _ in range(2)]
+        text = fmt(f"{left}, {right} = zip(*[({{}}, {{}}), ({{}}, {{}})])", *pairs[0], *pairs[1])
+        scope[left], scope[right] = Var("T", items=("S", "S")), Var("T", items=("S", "S"))
+        return [Simple(text)]
+
+    def _counted(self, scope):
+        item, count = self.fresh(scope, "e"), self.fresh(scope, "i")
+        element = self._element(scope, item)
+        source = self._sequence(scope)
+        template = f"sum({{}} * {count} for {count}, {item} in enumerate({source}, 1))"
+        return self._result(scope, template, element)
+
+    def _set_of_sizes(self, scope):
+        item, name = self.fresh(scope, "j"), self.fresh(scope, "k")
+        scope[name] = Var("I", bound=1)
+        return [Simple(Text.plain(f"{name} = len({{{item} % 2 for {item} in range(3)}}) - 1"))]
 
     def _element(self, scope, item: str):
         inner = self.inner(scope)
@@ -63,3 +133,16 @@ class IdiomStatements:
         body = [Simple(fmt(f"{name} = {{}}", self.scalar(scope, 1)))]
         scope[name] = Var("S")
         return [Block(Text.plain('with np.errstate(all="ignore"):'), body)]
+
+    def _record(self, scope):
+        name = self.fresh(scope, "r")
+        first, second = self.scalar(scope, 1), self.vector(scope, 1)
+        if self.chance(0.5):
+            text = fmt(f"{name} = Rec(a={{}}, b={{}})", first, second)
+        else:
+            text = fmt(f"{name} = Rec({{}}, {{}}, {{}})", first, second, self.lit())
+        scope[name] = Var("T", items=("S", "V", "S"))
+        read = self.fresh(scope, "s")
+        scope[read] = Var("S")
+        use = f"{read} = {name}.a * np.sum({name}.b) + {name}.c"
+        return [Simple(text), Simple(Text.plain(use))]

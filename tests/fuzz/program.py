@@ -90,12 +90,16 @@ class Program:
     out_kind: str  # "S" or "V"
     closure: str | None = None  # the factory line ``f = make(0.3)`` when f is a closure
     seed: int = 0
+    made: list[str] = dataclasses.field(default_factory=list)  # helpers made by factories
 
     def render(self, check: bool = False) -> str:
-        lines = ["import math", "", "import numpy as np", ""]
+        lines = ["import math", "import typing", "", "import numpy as np", ""]
         lines += [*self.globals_, ""]
         for fn in self.helpers:
             lines += [*_render_function(fn, check, 0), ""]
+        made = getattr(self, "made", [])  # (reproducers pickled before factories lack it)
+        if made:
+            lines += [*made, ""]
         if self.closure is None:
             lines += _render_function(self.main, check, 0)
         else:

@@ -502,8 +502,9 @@ class ProgramGenerator(IdiomStatements, Generator):
     def make_helpers(self) -> None:
         self.cell_helper = None
         self.main_function = False
+        self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(3)
+            form = self.rng.randrange(4)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -531,6 +532,18 @@ class ProgramGenerator(IdiomStatements, Generator):
                 ]
                 self.helpers.append(Function(f"def {name}(h, c, u):", body))
                 self.cell_helper = name
+            else:  # two closures of one factory: one code, two captured values
+                kind = self.choice("SV")
+                scope = {"a": Var(kind), "b": Var("S"), "c": Var("S"), "k": Var("S")}
+                inner = [Simple(fmt("return ({}) * (k + 2.0)", self.value(scope, kind)))]
+                body = [
+                    Block(Text.plain("def scaled(a, b=0.5, *, c=1.0):"), inner),
+                    Simple(Text.plain("return scaled")),
+                ]
+                self.helpers.append(Function(f"def factory{number}(k):", body))
+                for made, value in ((f"sc{number}a", "0.5"), (f"sc{number}b", "-1.25")):
+                    self.made.append(f"{made} = factory{number}({value})")
+                    self.helper_sigs.append((made, kind, (kind,)))
 
     def program(self) -> Program:
         self.make_helpers()
@@ -555,6 +568,7 @@ class ProgramGenerator(IdiomStatements, Generator):
             self.out_kind,
             closure,
             self.seed,
+            self.made,
         )
 
 
