@@ -11,6 +11,7 @@ code is generated.
 from __future__ import annotations
 
 import dataclasses
+import operator
 
 import libcst as cst
 
@@ -120,12 +121,14 @@ class _Positions:
         self.lost: set[str] = set()  # names assigned otherwise: not followed
 
     def size(self) -> int:
-        return (
-            sum(map(len, self.own.values())) + sum(map(len, self.items.values())) + len(self.lost)
+        return sum(map(len, self.own.values())) + sum(map(len, self.items.values())) + len(
+            self.lost
         )
 
     def reads_unvaried(self, op: Operation) -> bool:
-        if op.index is None or len(op.index) != 1 or not isinstance(op.args[0], cst.Name):
+        if op.primitive is not operator.getitem or len(op.index or ()) != 1:
+            return False  # (an item write is no read: ``L[0] = x`` varies L)
+        if not isinstance(op.args[0], cst.Name):
             return False
         base, inner = op.args[0].value, op.index[0].slice
         if base in self.lost or base not in self.own or not isinstance(inner, cst.Index):
@@ -181,6 +184,12 @@ class _Positions:
         if saved is not None:  # ``inner = t[5]``: a list saved in a popped tuple
             self._follow(op.targets[0], saved)
             return
+        listed = self._item_of_list(op)
+        if listed is not None:  # ``t = s[i]``: one of the tuples appended to `s`
+            self.own.setdefault(op.targets[0], set()).update(self.items[listed])
+            for k, shared in self.lists.get(listed, {}).items():
+                self._share(op.targets[0], k, shared)
+            return
         if op.primitive is POP:  # ``a, inner = stack.pop()``: a saved list is followed on
             items = op.args[0].value
             saved = self.lists.get(items, {}) if items not in self.lost else {}
@@ -205,7 +214,9 @@ class _Positions:
 
     def _saved_list(self, op: Operation) -> set[int] | None:
         """For ``inner = t[k]``, the `items` of the followed list tuple `t` holds at `k`."""
-        if op.index is None or len(op.index) != 1 or not isinstance(op.args[0], cst.Name):
+        if op.primitive is not operator.getitem or len(op.index or ()) != 1:
+            return None
+        if not isinstance(op.args[0], cst.Name):
             return None
         base, inner = op.args[0].value, op.index[0].slice
         if base in self.lost or not isinstance(inner, cst.Index):
@@ -213,6 +224,17 @@ class _Positions:
         if not isinstance(inner.value, cst.Integer) or len(op.targets) != 1:
             return None
         return self.lists.get(base, {}).get(int(inner.value.value))
+
+    def _item_of_list(self, op: Operation) -> str | None:
+        """For ``t = s[i]`` (an item read, not a slice) of a followed list of tuples, `s`."""
+        if op.primitive is not operator.getitem or len(op.index or ()) != 1:
+            return None
+        if not isinstance(op.args[0], cst.Name):
+            return None
+        base, inner = op.args[0].value, op.index[0].slice
+        if base in self.lost or base not in self.items or not isinstance(inner, cst.Index):
+            return None
+        return base if len(op.targets) == 1 else None
 
     def _share(self, holder: str, position: int, items: set[int]) -> None:
         """`holder` (a tuple, or a list of tuples) holds at `position` a followed list whose
