@@ -12,7 +12,7 @@ import numpy as np
 
 import s2sgrad as sg
 
-from . import first_call, jacobians, others, tape
+from . import calls, first_call, jacobians, others, tape
 from .cases import CASES, Case
 from .checks import Problem, check_call
 from .memory import format_bytes, peak_bytes
@@ -336,6 +336,8 @@ def main(argv=None) -> int:
         print(tape.table(settings))
         print("\nJacobians and Hessians (python -m benchmarks.jacobians)\n")
         print(jacobians.table(settings))
+        print("\nCalls against inlined code (python -m benchmarks.calls)\n")
+        print(calls.table(settings))
     notes = [note for row in rows for note in row.notes]
     if notes:
         print("\nProblems:\n" + "\n".join(f"  - {note}" for note in notes))

@@ -154,6 +154,8 @@ def match_shape(g, x):
 
     A real `x` gets the real part of a complex `g`: the adjoint of a real value that met
     complex arithmetic (JAX's convention: a real input's gradient is real)."""
+    if g.__class__ is float and x.__class__ is float:
+        return g  # two real numbers (the common case of a gradient of Python floats)
     if np.iscomplexobj(g) and _is_real_value(x):
         g = np.real(g)
     shape = _shape(x)

@@ -55,6 +55,10 @@ def fresh_containers(value):
 def unaliased(value, sources: tuple):
     """`value` with each array sharing memory with one of `sources` (arrays, nested in lists,
     dicts and tuples) replaced by a copy, and its lists and dicts rebuilt."""
+    if value.__class__ is float or (
+        value.__class__ is tuple and all(item.__class__ is float for item in value)
+    ):
+        return value  # numbers share no memory (a gradient of Python floats: the common case)
     roots: set[int] = set()
     _collect_roots(sources, roots)
     return _unshare(value, roots)

@@ -1,5 +1,6 @@
 """Calls to other user functions, each transformed in turn; direct and mutual recursion."""
 
+import re
 import subprocess
 import sys
 
@@ -47,7 +48,8 @@ def test_determinant_by_minors_matches_numpy():
 
 def test_callee_code_is_shown_with_the_gradient():
     text = sg.source(sg.grad(cp.calls_a_helper, wrt=(0, 1)), np.ones(3), np.ones(3))
-    assert "_fwd_square_plus_sin(" in text and "def _bwd_square_plus_sin(" in text
+    assert re.search(r"_fwd_square_plus_sin(_\d+)?\(", text)
+    assert re.search(r"def _bwd_square_plus_sin(_\d+)?\(", text)
 
 
 def test_errors_in_a_callee_point_into_the_callee():

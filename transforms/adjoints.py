@@ -38,11 +38,15 @@ class Adjoints:
         shapes: ShapeTokens,
         active: frozenset[str],
         positive: frozenset[str] = frozenset(),
+        by_parts: frozenset[str] = frozenset(),
     ):
         self.namer = namer
         self.active = active
         self.shapes = shapes
         self.positive = positive  # names provably > 0 (`signs.positive_names`)
+        # tuples a user function returned, read only element by element (``x, v = step()``):
+        # their adjoint is a list with one adjoint per element (see `reverse`)
+        self.by_parts = by_parts
         self.names: dict[str, str] = {}
         self.full: set[str] = set()
         self.owned: set[str] = set()
@@ -52,7 +56,7 @@ class Adjoints:
 
     def fork(self) -> Adjoints:
         """The state for one branch of an ``if``: same knowledge, its own statements."""
-        branch = Adjoints(self.namer, self.shapes, self.active, self.positive)
+        branch = Adjoints(self.namer, self.shapes, self.active, self.positive, self.by_parts)
         branch.names = dict(self.names)
         branch.full = set(self.full)
         branch.owned = set(self.owned)

@@ -21,6 +21,7 @@ import libcst as cst
 from .activity import Activity
 from .adjoints import assign, call, index_value
 from .anf import NormalForm, name_expr
+from .call_kinds import CallKinds, call_kinds
 from .diagonal import Diagonals, read_names
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append
@@ -155,7 +156,8 @@ def forward_block(lines: list, tangents: Tangents, activity: Activity) -> list:
             out.append(_user_call(op, line, tangents))
             continue
         if op.user and any(name in tangents.active for name in op.input_names()):
-            tangents.splits(op.primitive, tangents.batched)  # an error if it mutates them
+            kinds = _call_kinds(op, line, tangents)
+            tangents.splits(op.primitive, tangents.batched, kinds)  # an error if it mutates them
         out.append(line)
         out.extend(_line(s) for s in _tangent_statements(op, statement, tangents))
     return out
@@ -279,7 +281,7 @@ def _item_write(op: Operation, tangents: Tangents) -> list:
 def _user_call(op: Operation, line, tangents: Tangents):
     """``z = g(a, b)`` with `g` a user function: ``z, tz = _jvp_g(a, b, ta, tb)``, where
     ``_jvp_g`` is `g`'s own forward-mode function (generated once, shared by call sites)."""
-    split = tangents.splits(op.primitive, tangents.batched)
+    split = tangents.splits(op.primitive, tangents.batched, _call_kinds(op, line, tangents))
     if split not in tangents.callees:
         tangents.callees.append(split)
     original = line.body[0].value
@@ -287,13 +289,20 @@ def _user_call(op: Operation, line, tangents: Tangents):
     bound.update(op.kwargs)
     tangent_args = tuple(
         cst.Arg(tangents.of_or_zero(bound[p]), keyword=cst.Name(split.tangent_names[p]))
-        for p in split.params
+        for p in split.wrt
         if p in bound
     )
     call_ = original.with_changes(func=cst.Name(split.name), args=(*original.args, *tangent_args))
     target = op.targets[0]
     pair = cst.Tuple((cst.Element(cst.Name(target)), cst.Element(cst.Name(tangents.name(target)))))
     return line.with_changes(body=(cst.Assign((cst.AssignTarget(pair),), call_),))
+
+
+def _call_kinds(op: Operation, line, tangents: Tangents) -> CallKinds:
+    """What the call `line` of a user function knows of its arguments (an argument carries a
+    derivative where it reads an active name)."""
+    active = tangents.active
+    return call_kinds(op.primitive, op, line.body[0].value, tangents.shapes, active.__contains__)
 
 
 def _line(statement) -> cst.SimpleStatementLine:

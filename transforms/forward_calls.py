@@ -2,8 +2,11 @@
 
 For a user function ``g(a, b)`` called by a function being differentiated in forward mode,
 this module builds ``_jvp_g(a, b, *, ta=0.0, tb=0.0)`` returning ``(result, tangent)``, with
-the same passes as `sg.jvp`, compiled once per function (cached) and shared by every call
-site. As in reverse mode (`transforms/calls.py`), the function is registered before it is
+the same passes as `sg.jvp`, compiled once per specialization (cached) and shared by every call
+site asking for it. As in reverse mode, it is specialized for what the call site knows of its
+arguments (`CallKinds`): numbers and ranks, and the parameters whose arguments carry a tangent,
+which are the only tangent parameters it has (``g(x, dt)`` with a constant ``dt`` gets ``tx``
+only). As in reverse mode (`transforms/calls.py`), the function is registered before it is
 compiled, so a recursive call finds it and recursion depth is decided by the values.
 """
 
@@ -15,7 +18,8 @@ import types
 import libcst as cst
 
 from . import codegen, transform_cache
-from .calls import link, literal_defaults, parameters, publish, split_base
+from .call_kinds import GENERIC, CallKinds, callee_result, parameters
+from .calls import link, literal_defaults, publish, split_base
 from .edges import unalias_constants
 from .optimize import optimize
 from .shapes import infer_shapes
@@ -28,6 +32,7 @@ class ForwardSplit:
     fn: types.FunctionType
     name: str
     params: tuple[str, ...]
+    wrt: tuple[str, ...]  # the parameters it takes tangents of (keyword-only), in order
     tangent_names: dict = dataclasses.field(default_factory=dict)  # param -> tangent param
     functions: dict = dataclasses.field(default_factory=dict)
     waiting: list = dataclasses.field(default_factory=list)
@@ -38,8 +43,11 @@ class ForwardSplit:
         return self.name
 
 
-def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSplit:
-    """The (cached) forward-mode function of `fn`, compiling it on first use."""
+def forward_split_of(
+    fn: types.FunctionType, batched: bool = False, kinds: CallKinds = GENERIC
+) -> ForwardSplit:
+    """The (cached) forward-mode function of `fn` specialized for `kinds`, compiling it on
+    first use."""
     custom = getattr(fn, "__sg_custom_gradient__", None)
     if custom is not None:
         raise LookupError(
@@ -48,39 +56,47 @@ def forward_split_of(fn: types.FunctionType, batched: bool = False) -> ForwardSp
             f"derivatives of its gradient) cannot go through it; make it an sg.primitive with "
             f"sg.register_vjp and sg.register_jvp rules instead"
         )
-    what = ("forward split", batched)
+    what = ("forward split", batched, kinds)
     split = transform_cache.find(fn, what)
     if split is not None:
         return split
     from .pipeline import GradSpec, analyze  # the pipeline imports this module
 
     params = parameters(fn)
-    name = f"_jvp_{split_base(fn)}" + ("_batched" if batched else "")
-    split = ForwardSplit(fn, name, params)
+    name = f"_jvp_{split_base(fn, kinds)}" + ("_batched" if batched else "")
+    split = ForwardSplit(fn, name, params, kinds.wrt(params))
     transform_cache.store(fn, what, split)  # before compiling: a recursive call finds it
     try:
-        analysis = analyze(fn, GradSpec(wrt=params, mode="forward", batched=batched))
-        _compile(split, analysis, batched)
+        analysis = analyze(fn, GradSpec(wrt=split.wrt, mode="forward", batched=batched))
+        _compile(split, analysis, batched, kinds)
     except BaseException:
         transform_cache.discard(fn, what)
         raise
     return split
 
 
-def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
+def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> None:
     from .forward import ForwardSpec, forward
 
     namer = analysis.namer.copy()
-    shapes = infer_shapes(analysis.nf, analysis.activity, analysis.namespace)
-    spec = ForwardSpec(split.name, split.params, batched)
-    split.tangent_names.update({p: namer.tangent(p) for p in split.params})
+    # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
+    shapes = infer_shapes(
+        analysis.nf,
+        analysis.activity,
+        analysis.namespace,
+        None,
+        kinds.shape_kinds(),
+        results=callee_result,
+    )
+    spec = ForwardSpec(split.name, split.wrt, batched)
+    split.tangent_names.update({p: namer.tangent(p) for p in split.wrt})
     funcdef, callees = forward(
         analysis.nf, analysis.activity, shapes, spec, namer, forward_split_of, split.tangent_names
     )
     # tangent parameters become keyword-only with a zero default (a caller passes the
     # tangents of the arguments it has; an argument left to its default is a constant)
     params = funcdef.params
-    primal = params.params[: len(params.params) - len(split.params)]
+    primal = params.params[: len(params.params) - len(split.wrt)]
     tangents = params.params[len(primal) :]
     original = analysis.nf.funcdef.params
     # a parameter left to its default value gets None, then the zero tangent of that value
@@ -92,7 +108,7 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
             default=cst.Name("None") if p in defaulted else cst.Float("0.0"),
             equal=cst.AssignEqual(),
         )
-        for p, t in zip(split.params, tangents, strict=True)
+        for p, t in zip(split.wrt, tangents, strict=True)
     )
     kept = literal_defaults(original)  # (other defaults are values, set after compiling)
     funcdef = funcdef.with_changes(
@@ -104,7 +120,7 @@ def _compile(split: ForwardSplit, analysis, batched: bool) -> None:
     )
     if batched:
         funcdef = _batch_from_any_tangent(funcdef, split)
-    funcdef = _zero_default_tangents(funcdef, split, [p for p in split.params if p in defaulted])
+    funcdef = _zero_default_tangents(funcdef, split, [p for p in split.wrt if p in defaulted])
     funcdef = unalias_constants(optimize(funcdef), analysis.namespace)  # never return a global
     docstring = (
         f"Generated by s2sgrad from {analysis.parsed.name} ({analysis.parsed.filename}, line "
@@ -151,7 +167,7 @@ def _batch_from_any_tangent(funcdef: cst.FunctionDef, split: ForwardSplit) -> cs
     batch = next((_assigns_batch(s) for s in funcdef.body.body if _assigns_batch(s)), None)
     if batch is None:  # no parameters: nothing varies
         return funcdef
-    names = ", ".join(split.tangent_names[p] for p in split.params)
+    names = ", ".join(split.tangent_names[p] for p in split.wrt)
     statement = cst.parse_statement(f"{batch} = batch_size({names})")
     body = [statement, *[s for s in funcdef.body.body if not _assigns_batch(s)]]
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))

@@ -21,6 +21,7 @@ from . import codegen
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
 from .aux import attach_aux, check_output, output_check, split_aux
+from .call_kinds import callee_result
 from .calls import link, split_of
 from .complex_values import may_be_complex
 from .edges import entry_edges
@@ -141,6 +142,7 @@ def generate_gradient(
         array_shapes=array_shapes,
         given=frozenset(spec.given),
         containers=containers,
+        results=callee_result,
     )
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)

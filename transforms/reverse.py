@@ -33,6 +33,7 @@ from .adjoints import (
 )
 from .anf import NormalForm, name_expr
 from .blocks import AssignedNames
+from .call_kinds import call_kinds
 from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
@@ -137,7 +138,9 @@ def reverse_sweeps(
     splits=None,
 ) -> Sweeps:
     """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
-    adjoints = Adjoints(namer, shapes, activity.active, positive_names(activity))
+    adjoints = Adjoints(
+        namer, shapes, activity.active, positive_names(activity), _read_by_parts(activity, shapes)
+    )
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         full = scalar_output and shapes.is_scalar(output)
@@ -157,6 +160,38 @@ def reverse_sweeps(
         [line for line in nf.funcdef.body.body if not _is_return(line)], context.primal_edits
     )
     return Sweeps(primal, list(adjoints.lines), adjoints, context.callees)
+
+
+def _read_by_parts(activity: Activity, shapes: ShapeTokens) -> frozenset[str]:
+    """The tuples a user function returned (their shape token says how many elements) that
+    are read only as ``t[k]`` for integer literals ``k``: their adjoint can be a plain list of
+    one adjoint per element, which the callee's backward half reads by `part` (a container
+    adjoint, `zero_adjoint`, costs more than the arithmetic of a small callee)."""
+    tuples = {
+        target
+        for _, op in activity.operations
+        if op.user
+        for target in op.targets
+        if shapes.of(cst.Name(target))[0] == "tuple"
+    }
+    for _, op in activity.operations:
+        by_index = op.index is not None and _element_position(op, shapes) is not None
+        for name in op.input_names():
+            if name in tuples and not by_index:
+                tuples.discard(name)
+    return frozenset(tuples)
+
+
+def _element_position(op: Operation, shapes: ShapeTokens) -> int | None:
+    """``k`` for ``t[k]`` of a tuple token with more than ``k`` elements, else None."""
+    source = op.args[0]
+    token = shapes.of(source)
+    inner = op.index[0].slice if len(op.index) == 1 else None
+    if token[0] != "tuple" or not isinstance(inner, cst.Index):
+        return None
+    if not isinstance(inner.value, cst.Integer) or int(inner.value.value) >= len(token[1]):
+        return None
+    return int(inner.value.value)
 
 
 def reverse_block(lines: list, adjoints: Adjoints, context: Context) -> None:
@@ -293,15 +328,18 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     half, which also returns what its backward half needs; the adjoint calls the backward half
     with that and ``dz``, and gets one adjoint per parameter of ``g``."""
     target = op.targets[0]
+    original = line.body[0].value
+    kinds = call_kinds(
+        op.primitive, op, original, context.shapes, lambda name: name in adjoints.active
+    )
     if not adjoints.has(target):
         if any(name in adjoints.active for name in op.input_names()):
-            context.splits(op.primitive)  # transformed all the same: an error if it mutates
-        return
-    split = context.splits(op.primitive)
+            context.splits(op.primitive, kinds)  # transformed all the same: an error if it
+        return  # mutates them
+    split = context.splits(op.primitive, kinds)
     if split not in context.callees:
         context.callees.append(split)
     saved = context.namer.temp()
-    original = line.body[0].value
     forward = cst.Assign(
         (
             cst.AssignTarget(
@@ -317,8 +355,8 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     bound = list(zip(split.params, op.args, strict=False))
     bound += [(key, value) for key, value in op.kwargs.items()]
     for param, arg in bound:
-        if param in split.params and any(n in adjoints.active for n in names_in(arg)):
-            index = cst.Integer(str(split.params.index(param)))
+        if param in split.wrt and any(n in adjoints.active for n in names_in(arg)):
+            index = cst.Integer(str(split.wrt.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
             _contribute_parts(arg, part, adjoints)
 
@@ -551,6 +589,13 @@ def _differentiate_index(op: Operation, adjoints: Adjoints, shapes: ShapeTokens)
         return
     g = cst.Name(adjoints.names[op.targets[0]])
     primal = source.value
+    if not adjoints.has(primal) and primal in adjoints.by_parts:
+        count = len(shapes.of(source)[1])
+        zeros = cst.List(tuple(cst.Element(cst.Float("0.0")) for _ in range(count)))
+        name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
+        adjoints.emit(assign(name, zeros))
+        adjoints.full.add(name)
+        adjoints.owned.add(name)
     if not adjoints.has(primal):
         name = adjoints.names[primal] = adjoints.namer.adjoint(primal)
         adjoints.emit(assign(name, call("zero_adjoint", source)))

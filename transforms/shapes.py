@@ -115,6 +115,7 @@ def infer_shapes(
     array_shapes: Mapping[str, tuple] | None = None,
     given: frozenset[str] = frozenset(),
     containers: frozenset[str] = frozenset(),
+    results=None,
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers
     (None: a callee, compiled once for every call site, whose callers' mutation walks check
@@ -125,7 +126,10 @@ def infer_shapes(
     that elementwise results and products of them get exact shapes too; `given` names values
     the caller hands over (`GradSpec.given`): after the parameters, they are the preferred
     representatives of their shapes; `containers` are the parameters called with a list,
-    tuple or dict, from which `ShapeTokens.sequences` starts (see `sequences`).
+    tuple or dict, from which `ShapeTokens.sequences` starts (see `sequences`); `results`
+    gives what a call of a user function returns, from the call (its statement's value) and
+    the shapes so far: a `ResultKind`, a tuple of them for a tuple, or None when not known
+    (`call_kinds.callee_result`).
 
     A name assigned in several places (both branches of an ``if``, before a loop and around
     its back edge) keeps a token only if every assignment gives it the same one; this is
@@ -146,6 +150,13 @@ def infer_shapes(
     sequences = sequence_names(nf.statements, containers)
     calls = {target for _, op in activity.operations if op.user for target in op.targets}
     maybe_sequences = sequences | sequence_names(nf.statements, calls, maybe=True)
+    user_calls = {}  # id(op) -> the call, for `results`
+    if results is not None:
+        for statement in nf.statements:
+            op = activity.by_statement.get(id(statement))
+            if op is not None and op.user and isinstance(statement.value, cst.Call):
+                user_calls[id(op)] = statement.value
+    callees = _CalleeResults(results, user_calls)
     for _ in range(len(varying) + 2):
         shapes, disagreeing = _walk(
             nf,
@@ -157,6 +168,7 @@ def infer_shapes(
             shaped_like or {},
             exact,
             maybe_sequences,
+            callees,
         )
         if disagreeing <= unknown:
             break
@@ -184,7 +196,16 @@ def infer_shapes(
 
 
 def _walk(
-    nf, activity, namespace, scalar_params, unknown, array_ndims, shaped_like, exact, sequences
+    nf,
+    activity,
+    namespace,
+    scalar_params,
+    unknown,
+    array_ndims,
+    shaped_like,
+    exact,
+    sequences,
+    callees,
 ):
     """One pass over the statements: the tokens, and the names assigned disagreeing ones."""
     alike = {name: param for param, name in shaped_like.items() if param in nf.params}
@@ -212,6 +233,8 @@ def _walk(
         if op.primitive in (SETITEM, APPEND) or op.name == "list.pop":
             continue  # writing into an array keeps its shape
         token = _result_token(op, shapes)
+        if op.user:
+            token = callees.token(op, shapes, symbols, ranks)
         if op.primitive in LIST_OPERATORS and set(op.targets) & sequences:
             token = None  # a list joined or repeated: not its operands' length
         for target in op.targets:
@@ -275,6 +298,9 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
     if position is not None and len(op.args) > position:
         return shapes.of(op.args[position])
     if op.index is not None:
+        element = _element_token(shapes.of(op.args[0]), op.index)
+        if element is not None:
+            return element
         ndim = shapes.ndim(op.args[0])
         picks = all(shapes.is_integer_index(element) for element in op.index)
         if picks and ndim is not None and ndim == len(op.index):
@@ -285,6 +311,8 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
         return None
     if rule.elementwise:
         operands = {shapes.of(arg) for arg in op.args if not _is_none(arg)}
+        if any(token[0] == "tuple" for token in operands):
+            return None  # a tuple's elements as one array: not the tuple's token
         operands.discard(SCALAR)
         if not operands:
             return SCALAR
@@ -308,6 +336,49 @@ def _result_token(op: Operation, shapes: ShapeTokens) -> object | None:
         if _is_square_matrix(b) and shapes.ndim(op.args[0]):
             return a
     return None
+
+
+class _CalleeResults:
+    """The tokens of user functions' results (see `infer_shapes`'s `results`): a number,
+    an exact shape or a rank for one value, and for a tuple a token ``("tuple", elements,
+    n)`` that only its integer-indexed reads look into (``x, v = step(...)``; any other use
+    of it is some value)."""
+
+    def __init__(self, results, calls: dict):
+        self.results = results
+        self.calls = calls
+
+    def token(self, op: Operation, shapes: ShapeTokens, symbols, ranks: dict) -> object | None:
+        call = self.calls.get(id(op))
+        if call is None:
+            return None
+        kind = self.results(op, call, shapes)
+        if isinstance(kind, tuple):
+            elements = tuple(self._single(k, symbols, ranks) for k in kind)
+            return ("tuple", elements, next(symbols))
+        return None if kind is None else self._single(kind, symbols, ranks)
+
+    @staticmethod
+    def _single(kind, symbols, ranks: dict) -> object:
+        if kind is None:
+            return ("symbol", next(symbols))
+        if kind.shape is not None:
+            return ("shape", kind.shape)
+        symbol = ("symbol", next(symbols))
+        ranks[symbol] = kind.ndim
+        return symbol
+
+
+def _element_token(token, index: tuple) -> object | None:
+    """The token of ``t[k]`` for a tuple token and an integer literal ``k``, else None."""
+    if token[0] != "tuple" or len(index) != 1 or not isinstance(index[0].slice, cst.Index):
+        return None
+    value = index[0].slice.value
+    if not isinstance(value, cst.Integer):
+        return None
+    position = int(value.value)
+    elements = token[1]
+    return elements[position] if position < len(elements) else None
 
 
 def _exact(shape_of, *shapes) -> object | None:

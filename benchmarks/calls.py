@@ -1,0 +1,107 @@
+"""Calls cost what inlined code costs (issue 18): ``python -m benchmarks.calls [--quick]`` (also
+printed at the end of ``python -m benchmarks`` when every case runs).
+
+A spring-mass system stepped 500 times on Python floats, once with the time step in a helper
+function (`spring_callee`) and once with the same body written inline (`spring_inline`). The
+derivative of the first is timed against the derivative of the second, in reverse mode
+(``sg.grad`` with respect to ``x``, ``v`` and ``k``: ``dt`` is a constant at every call) and in
+forward mode (``sg.jvp`` in the direction of ``x``). Target: the callee's loop within 1.2x of the
+inline one. Nothing here asserts: these are numbers to read, not tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+import s2sgrad as sg
+
+from .timing import FULL, QUICK, Settings, format_time, interleaved, make_timer
+
+TARGET = 1.2
+STEPS = 500
+ARGS = (1.0, 0.5, 2.0, 0.01)  # x, v, k, dt
+
+
+def step(x, v, k, dt):
+    a = -k * x
+    v = v + dt * a
+    x = x + dt * v
+    return x, v
+
+
+def spring_callee(x, v, k, dt):
+    for _ in range(STEPS):
+        x, v = step(x, v, k, dt)
+    return x * x + v * v
+
+
+def spring_inline(x, v, k, dt):
+    for _ in range(STEPS):
+        a = -k * x
+        v = v + dt * a
+        x = x + dt * v
+    return x * x + v * v
+
+
+def _jvp_of(fn):
+    def jvp(x, v, k, dt):
+        return sg.jvp(fn, (x, v, k, dt), (1.0, 0.0, 0.0, 0.0))
+
+    return jvp
+
+
+def rows(settings: Settings) -> list[list[str]]:
+    functions = (spring_callee, spring_inline)
+    pairs = [
+        ("sg.grad, d/d(x, v, k)", *(sg.grad(f, wrt=(0, 1, 2)) for f in functions)),
+        ("sg.jvp, direction x", *(_jvp_of(f) for f in functions)),
+    ]
+    found = []
+    for case, callee, inline in pairs:
+        if not np.allclose(callee(*ARGS), inline(*ARGS), rtol=1e-12, atol=0.0):
+            raise AssertionError(f"{case}: the callee's derivative differs from the inline one")
+        timings = interleaved(
+            [make_timer(callee, ARGS), make_timer(inline, ARGS)], settings.repeat, settings.seconds
+        )
+        ratio = timings[0].median / timings[1].median
+        best = timings[0].best / timings[1].best
+        found.append(
+            [
+                case,
+                format_time(timings[0].median),
+                format_time(timings[1].median),
+                f"{ratio:.2f}x{'' if ratio <= TARGET else ' *'}",
+                f"{best:.2f}x",
+                f"<= {TARGET:g}x",
+            ]
+        )
+    return found
+
+
+def table(settings: Settings) -> str:
+    """The callee-versus-inline table (each row: transform, callee, inline, ratio of the
+    medians, ratio of the fastest repeats, target)."""
+    found = rows(settings)
+    header = ["spring, 500 steps", "callee", "inline", "ratio", "best-of ratio", "target"]
+    widths = [max(len(r[i]) for r in [header, *found]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *found]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n\n  (* marks a miss; ratio = callee time / inline time)"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.calls", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats: noisier")
+    options = parser.parse_args(argv)
+    print(table(QUICK if options.quick else FULL))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
