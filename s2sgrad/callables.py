@@ -45,6 +45,12 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
         if is_library_function(f) and not own:  # scipy.special.logsumexp, the stdlib: never read
             name = qualified_name(f)
             raise LookupError(f"no gradient registered for {name}{missing_rule_hint(f, name)}")
+        if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+            raise TypeError(
+                f"sg.{what} differentiates a function by its named parameters, and "
+                f"{f.__name__!r} takes *args or **kwargs: wrap it, for example "
+                f"sg.{what}(lambda x, y: {f.__name__}(x, y)) (a function it calls may take them)"
+            )
         return f
     if registry.lookup(f) is None and _is_library(f):
         name = qualified_name(f)

@@ -334,3 +334,42 @@ def dict_built_from_items_in_a_loop(p):
     for k, v in p.items():
         scaled_[k] = np.tanh(v)
     return sum(np.sum(v**2) for v in scaled_.values())
+
+
+# -- *args and **kwargs in the functions called ---------------------------------------------
+def _sum_of_squares(*xs):
+    return sum(v * v for v in xs)
+
+
+def _shifted(a, **opts):
+    return a * opts["scale"] + np.sin(opts["shift"])
+
+
+def _everything(a, b=2.0, *rest, c=1.0, **more):
+    total = a * b * c
+    for r in rest:
+        total = total + r**2
+    for k, v in more.items():
+        total = total + v * len(k)
+    return total
+
+
+def calls_varargs(w):
+    return np.sum(_sum_of_squares(w, 2.0 * w, 3.0))
+
+
+def calls_kwargs(w):
+    return np.sum(_shifted(w, scale=3.0, shift=w) + _shifted(w, scale=w, shift=0.5))
+
+
+def calls_every_kind_of_parameter(w):
+    return np.sum(_everything(w, w, w * w, 3.0, c=w[0], m=np.exp(w), nn=2.0))
+
+
+def spreads_into_varargs(w):
+    parts = (w, np.cos(w))
+    return np.sum(_sum_of_squares(*parts) + _everything(*parts, **{"c": 0.5, "z": w}))
+
+
+def takes_varargs(*ws):
+    return np.sum(ws[0])

@@ -50,6 +50,10 @@ CASES = {
     # derivative: a LookupError "index that depends on the differentiated input" before)
     "dict comprehension over .items()": (ip.dict_comprehension_of_items, (PARAMS,)),
     "dict written by key in a loop over .items()": (ip.dict_built_from_items_in_a_loop, (PARAMS,)),
+    "a callee with *args": (ip.calls_varargs, (X3,)),
+    "a callee with **kwargs": (ip.calls_kwargs, (X3,)),
+    "a callee with every kind of parameter": (ip.calls_every_kind_of_parameter, (X3,)),
+    "spreading into *args and **kwargs": (ip.spreads_into_varargs, (X3,)),
 }
 
 
@@ -123,3 +127,15 @@ def test_a_starred_target_is_a_list_and_its_gradient_reaches_each_item():
     gradient = sg.grad(ip.first_and_rest)(X3)
     expected = np.array([np.sum(X3[1:] ** 2), *(2 * X3[0] * X3[1:])])
     np.testing.assert_allclose(gradient, expected)
+
+
+def test_a_varargs_callee_gets_each_arguments_part():
+    """``_sum_of_squares(w, 2w, 3)``: d/dw of w^2 + 4w^2 (closed form), in both modes."""
+    np.testing.assert_allclose(sg.grad(ip.calls_varargs)(X3), 10.0 * X3, rtol=1e-12)
+    tangent = sg.jvp(ip.calls_varargs, (X3,), (np.ones(3),))[1]
+    np.testing.assert_allclose(tangent, np.sum(10.0 * X3), rtol=1e-12)
+
+
+def test_differentiating_a_varargs_function_itself_says_to_wrap_it():
+    with pytest.raises(TypeError, match=r"takes \*args or \*\*kwargs: wrap it"):
+        sg.grad(ip.takes_varargs)(X3)

@@ -175,19 +175,21 @@ class ContainerNormalizing:
         return [cst.Arg(e.value, keyword=cst.Name(e.key.evaluated_value)) for e in value.elements]
 
     def _spread_items(self, call, arg: cst.Arg, before, after) -> list[cst.Arg]:
-        """``f(a, *args)`` for a user's `f`: the items of `args` for the parameters the other
+        """``f(a, *args)``: the items of a tuple built in the function (its length is its
+        literal's), or for a user's `f` the items of `args` for the parameters the other
         arguments leave, after Python's check that there are as many."""
+        items = self.atom(arg.value)
+        known = self.tuple_lengths.get(items.value) if isinstance(items, cst.Name) else None
+        if known is not None:
+            return [cst.Arg(_index(items, cst.Integer(str(k)))) for k in range(known)]
         parameters = self._positional_parameters(call.func)
         if parameters is None or any(a.star for a in (*before, *after)):
             raise self.parsed.error(
                 arg,
-                "argument unpacking (*) of a value is supported in a call of your own "
-                "function (its length is then its parameters'): pass the items one by one",
+                "argument unpacking (*) of a value is supported for a tuple built in the "
+                "function, or in a call of your own function without *args (its length is "
+                "then its parameters'): pass the items one by one",
             )
-        items = self.atom(arg.value)
-        known = self.tuple_lengths.get(items.value) if isinstance(items, cst.Name) else None
-        if known is not None:  # a tuple built in the function: its length is its literal's
-            return [cst.Arg(_index(items, cst.Integer(str(k)))) for k in range(known)]
         named = {a.keyword.value for a in (*before, *after) if a.keyword is not None}
         given = sum(a.keyword is None for a in (*before, *after))
         left = [p for p in parameters[given:] if p.name not in named]

@@ -92,9 +92,40 @@ def _is_number(arg: cst.BaseExpression, shapes: ShapeTokens) -> bool:
 
 
 def parameters(fn: types.FunctionType) -> tuple[str, ...]:
+    """Every parameter of `fn`: the named ones, then ``*args``'s and ``**kwargs``'s names."""
     code = fn.__code__
     count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS)
+    count += bool(code.co_flags & inspect.CO_VARKEYWORDS)
     return tuple(code.co_varnames[:count])
+
+
+def bind_call(fn: types.FunctionType, args, kwargs: dict) -> list[tuple]:
+    """``(parameter, argument, key)`` for each argument of a call of `fn` with positional
+    `args` and keyword `kwargs`, as Python binds them: `key` is None for a named parameter,
+    the position in the tuple for an argument ``*args`` takes, the keyword for one
+    ``**kwargs`` takes."""
+    code = fn.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    count = code.co_argcount + code.co_kwonlyargcount
+    named = code.co_varnames[:count]
+    star = code.co_varnames[count] if code.co_flags & inspect.CO_VARARGS else None
+    double = None
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        double = code.co_varnames[count + (star is not None)]
+    bound = [(p, a, None) for p, a in zip(positional, args, strict=False)]
+    bound += [(star, a, k) for k, a in enumerate(args[len(positional) :])]
+    for keyword, value in kwargs.items():
+        if keyword in named:
+            bound.append((keyword, value, None))
+        else:
+            bound.append((double, value, keyword))
+    return bound
+
+
+def key_literal(key: int | str) -> cst.BaseExpression:
+    """The key `bind_call` gave, as generated code writes it (``2``, ``"scale"``)."""
+    return cst.Integer(str(key)) if isinstance(key, int) else cst.SimpleString(f'"{key}"')
 
 
 @dataclasses.dataclass(frozen=True)

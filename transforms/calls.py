@@ -235,6 +235,9 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     publish(split)
 
 
+_TIGHT = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # b=2.0
+
+
 def literal_defaults(params: cst.Parameters) -> cst.Parameters:
     """`params` keeping the defaults that are literals (``a=2.0``), so that a call leaving them
     out also runs in an exported module; the trailing run of positional ones only, as Python
@@ -245,9 +248,9 @@ def literal_defaults(params: cst.Parameters) -> cst.Parameters:
         default = params.params[k].default
         if default is None or not is_literal(default):
             break
-        positional[k] = positional[k].with_changes(default=default, equal=cst.AssignEqual())
+        positional[k] = positional[k].with_changes(default=default, equal=_TIGHT)
     keyword = [
-        stripped.with_changes(default=p.default, equal=cst.AssignEqual())
+        stripped.with_changes(default=p.default, equal=_TIGHT)
         if p.default is not None and is_literal(p.default)
         else stripped
         for p, stripped in zip(params.kwonly_params, kept.kwonly_params, strict=True)

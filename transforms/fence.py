@@ -126,12 +126,7 @@ def fence(parsed: ParsedFunction) -> ParsedFunction:
     funcdef = parsed.funcdef
     if isinstance(funcdef.asynchronous, cst.Asynchronous):
         raise parsed.error(funcdef, "async function is not supported by s2sgrad")
-    params = funcdef.params
-    if params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None:
-        if isinstance(params.star_arg, cst.Param):
-            raise parsed.error(params.star_arg, "*args parameters are not supported yet")
-    if params.star_kwarg is not None:
-        raise parsed.error(params.star_kwarg, "**kwargs parameters are not supported yet")
+    params = funcdef.params  # (*args is a tuple parameter, **kwargs a dict one)
     visitor = _Fence(parsed)
     funcdef.body.visit(visitor)
     for param in (*params.params, *params.posonly_params, *params.kwonly_params):

@@ -21,7 +21,7 @@ import libcst as cst
 from .activity import Activity
 from .adjoints import assign, call, index_value
 from .anf import NormalForm, name_expr
-from .call_kinds import CallKinds, call_kinds
+from .call_kinds import CallKinds, bind_call, call_kinds, key_literal
 from .diagonal import Diagonals, read_names
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append
@@ -285,10 +285,24 @@ def _user_call(op: Operation, line, tangents: Tangents):
     if split not in tangents.callees:
         tangents.callees.append(split)
     original = line.body[0].value
-    bound = dict(zip(split.params, op.args, strict=False))
-    bound.update(op.kwargs)
+    bound: dict = {}  # parameter -> its argument's tangent
+    starred: dict = {}  # *args or **kwargs parameter -> {key: tangent}
+    for param, arg, key in bind_call(op.primitive, op.args, op.kwargs):
+        if key is None:
+            bound[param] = tangents.of_or_zero(arg)
+        else:
+            starred.setdefault(param, {})[key] = tangents.of_or_zero(arg)
+    for param, parts in starred.items():  # a tuple of tangents, or a dict of them
+        if all(isinstance(key, int) for key in parts):
+            items = [cst.Element(t) for t in parts.values()]
+            if len(items) == 1:  # (t,)
+                items[0] = items[0].with_changes(comma=cst.Comma())
+            bound[param] = cst.Tuple(tuple(items))
+        else:
+            items = (cst.DictElement(key_literal(k), t) for k, t in parts.items())
+            bound[param] = cst.Dict(tuple(items))
     tangent_args = tuple(
-        cst.Arg(tangents.of_or_zero(bound[p]), keyword=cst.Name(split.tangent_names[p]))
+        cst.Arg(bound[p], keyword=cst.Name(split.tangent_names[p]))
         for p in split.wrt
         if p in bound
     )

@@ -111,11 +111,13 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
         for p, t in zip(split.wrt, tangents, strict=True)
     )
     kept = literal_defaults(original)  # (other defaults are values, set after compiling)
+    star = original.star_arg if isinstance(original.star_arg, cst.Param) else cst.ParamStar()
     funcdef = funcdef.with_changes(
         params=params.with_changes(
             params=kept.params,
             kwonly_params=(*kept.kwonly_params, *kwonly),
-            star_arg=cst.ParamStar(),
+            star_arg=star,  # (*args, or a bare * before the tangents)
+            star_kwarg=original.star_kwarg,
         )
     )
     if batched:

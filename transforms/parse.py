@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import inspect
 import types
 from collections.abc import Mapping
 
@@ -184,6 +185,7 @@ def _own_parameters(params: cst.Parameters, code: types.CodeType) -> cst.Paramet
     instance (`transforms/bound.py`) is its definition compiled again with ``self`` a closure
     variable, so its source names a parameter its code does not have."""
     count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     own = set(code.co_varnames[:count])
     listed = (*params.posonly_params, *params.params, *params.kwonly_params)
     if all(p.name.value in own for p in listed):

@@ -182,12 +182,15 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         TransformError: a name that is neither local, free in `fn`, global nor builtin.
     """
     funcdef = parsed.funcdef
+    star = funcdef.params.star_arg
     params = tuple(
         p.name.value
         for p in (
             *funcdef.params.posonly_params,
             *funcdef.params.params,
+            *((star,) if isinstance(star, cst.Param) else ()),  # *args: a tuple
             *funcdef.params.kwonly_params,
+            *((funcdef.params.star_kwarg,) if funcdef.params.star_kwarg else ()),  # a dict
         )
     )
     collector = _NameCollector()

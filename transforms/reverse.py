@@ -33,7 +33,7 @@ from .adjoints import (
 )
 from .anf import NormalForm, name_expr
 from .blocks import AssignedNames
-from .call_kinds import call_kinds
+from .call_kinds import bind_call, call_kinds, key_literal
 from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
@@ -352,12 +352,12 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     grads = context.namer.temp()
     dz = cst.Name(adjoints.names[target])
     adjoints.emit(assign(grads, call(split.backward, cst.Name(saved), dz)))
-    bound = list(zip(split.params, op.args, strict=False))
-    bound += [(key, value) for key, value in op.kwargs.items()]
-    for param, arg in bound:
+    for param, arg, key in bind_call(op.primitive, op.args, op.kwargs):
         if param in split.wrt and any(n in adjoints.active for n in names_in(arg)):
             index = cst.Integer(str(split.wrt.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
+            if key is not None:  # an argument *args or **kwargs took: its part of theirs
+                part = call("part", part, key_literal(key))
             _contribute_parts(arg, part, adjoints)
 
 

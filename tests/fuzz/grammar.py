@@ -329,6 +329,11 @@ class Generator:
         name, _, params = self.choice(fitting)
         if name.startswith("rec"):
             return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
+        if name.startswith("va"):  # def va(a, *rest, **opts): extra numbers, and opts["s"]
+            args = [self.value(scope, params[0], 2)]
+            args += [self.scalar(scope, 2) for _ in range(self.rng.randrange(0, 3))]
+            text = fmt(f"{name}(" + ", ".join(["{}"] * len(args)), *args)
+            return fmt("{}, s={})", text, self.lit())
         args = [self.value(scope, p, 2) for p in params]
         if self.chance(0.2):  # spread from literals: h(*(a, b), **{"c": v})
             args.append(self.scalar(scope, 2))

@@ -504,7 +504,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(4)
+            form = self.rng.randrange(5)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -532,6 +532,14 @@ class ProgramGenerator(IdiomStatements, Generator):
                 ]
                 self.helpers.append(Function(f"def {name}(h, c, u):", body))
                 self.cell_helper = name
+            elif form == 4:  # *args and **kwargs
+                kind = self.choice("SV")
+                name = f"va{number}"
+                scope = {"a": Var(kind), "rest": Var("T", items=("S",)), "opts": Var("CLOSURE")}
+                inner = self.value({"a": Var(kind)}, kind)
+                text = fmt('return ({}) * opts["s"] + sum(r * r for r in rest)', inner)
+                self.helpers.append(Function(f"def {name}(a, *rest, **opts):", [Simple(text)]))
+                self.helper_sigs.append((name, kind, (kind,)))
             else:  # two closures of one factory: one code, two captured values
                 kind = self.choice("SV")
                 scope = {"a": Var(kind), "b": Var("S"), "c": Var("S"), "k": Var("S")}
