@@ -45,7 +45,9 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
         if is_library_function(f) and not own:  # scipy.special.logsumexp, the stdlib: never read
             name = qualified_name(f)
             raise LookupError(f"no gradient registered for {name}{missing_rule_hint(f, name)}")
-        if f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        variadic = f.__code__.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        wrapper = own or hasattr(f, "__sg_custom_gradient__")  # (s2sgrad's own *args functions)
+        if variadic and not wrapper:
             raise TypeError(
                 f"sg.{what} differentiates a function by its named parameters, and "
                 f"{f.__name__!r} takes *args or **kwargs: wrap it, for example "

@@ -287,7 +287,7 @@ def _user_call(op: Operation, line, tangents: Tangents):
     original = line.body[0].value
     bound: dict = {}  # parameter -> its argument's tangent
     starred: dict = {}  # *args or **kwargs parameter -> {key: tangent}
-    for param, arg, key in bind_call(op.primitive, op.args, op.kwargs):
+    for param, arg, key in bind_call(split.fn, op.args, op.kwargs):
         if key is None:
             bound[param] = tangents.of_or_zero(arg)
         else:

@@ -352,7 +352,8 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
     grads = context.namer.temp()
     dz = cst.Name(adjoints.names[target])
     adjoints.emit(assign(grads, call(split.backward, cst.Name(saved), dz)))
-    for param, arg, key in bind_call(op.primitive, op.args, op.kwargs):
+    # (bound to the split's function: a custom-gradient wrapper takes *args, the function not)
+    for param, arg, key in bind_call(split.fn, op.args, op.kwargs):
         if param in split.wrt and any(n in adjoints.active for n in names_in(arg)):
             index = cst.Integer(str(split.wrt.index(param)))
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
