@@ -329,6 +329,8 @@ class Generator:
         name, _, params = self.choice(fitting)
         if name.startswith("rec"):
             return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
+        if name.startswith("pr"):  # a primitive: one argument
+            return fmt(f"{name}({{}})", self.value(scope, params[0], 2))
         if name.startswith("va"):  # def va(a, *rest, **opts): extra numbers, and opts["s"]
             args = [self.value(scope, params[0], 2)]
             args += [self.scalar(scope, 2) for _ in range(self.rng.randrange(0, 3))]

@@ -94,8 +94,15 @@ class Program:
 
     def render(self, check: bool = False) -> str:
         lines = ["import math", "import typing", "", "import numpy as np", ""]
+        lines += ["import s2sgrad as sg", ""]
         lines += [*self.globals_, ""]
         for fn in self.helpers:
+            if check and fn.header.startswith("@sg."):
+                # the check twin only computes values (and has no source for the rules'
+                # templates): a primitive is a plain function there, its rules are left out
+                if not fn.header.startswith("@sg.primitive"):
+                    continue
+                fn = dataclasses.replace(fn, header=fn.header.split("\n", 1)[1])
             lines += [*_render_function(fn, check, 0), ""]
         made = getattr(self, "made", [])  # (reproducers pickled before factories lack it)
         if made:

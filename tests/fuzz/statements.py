@@ -504,7 +504,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(5)
+            form = self.rng.randrange(6)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -532,6 +532,23 @@ class ProgramGenerator(IdiomStatements, Generator):
                 ]
                 self.helpers.append(Function(f"def {name}(h, c, u):", body))
                 self.cell_helper = name
+            elif form == 5:  # a primitive of the user's, with both rules registered
+                kind = self.choice("SV")
+                name = f"pr{number}"
+                rules = [
+                    (f"@sg.primitive\ndef {name}(a):", "return np.sin(a) * a"),
+                    (
+                        f"@sg.register_vjp({name})\ndef {name}_vjp(g, ans, a):",
+                        "return g * (np.cos(a) * a + np.sin(a))",
+                    ),
+                    (
+                        f"@sg.register_jvp({name})\ndef {name}_jvp(tangents, ans, a):",
+                        "return tangents[0] * (np.cos(a) * a + np.sin(a))",
+                    ),
+                ]
+                for header, line in rules:
+                    self.helpers.append(Function(header, [Simple(Text.plain(line))]))
+                self.helper_sigs.append((name, kind, (kind,)))
             elif form == 4:  # *args and **kwargs
                 kind = self.choice("SV")
                 name = f"va{number}"
