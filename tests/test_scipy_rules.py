@@ -71,6 +71,57 @@ def test_logsumexp_and_log_softmax_do_not_overflow():
     np.testing.assert_allclose(got, numerical_gradient(softmax_entropy, (big,), 0), atol=1e-6)
 
 
+def weighted_lse(a, b):
+    return np.sum(logsumexp(a, axis=1, b=b))
+
+
+def weighted_lse_keepdims(a, b):
+    return np.sum(logsumexp(a, axis=(1,), b=b, keepdims=True) ** 2)
+
+
+def weighted_lse_all(a, b):
+    return logsumexp(a, b=b) ** 2
+
+
+@pytest.mark.parametrize("f", [weighted_lse, weighted_lse_keepdims, weighted_lse_all])
+@pytest.mark.parametrize("b_shape", [(3, 4), (4,), (1, 4)])
+def test_logsumexp_weights_are_differentiated_to_second_order(f, b_shape):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-0.5, 0.5, (3, 4))
+    b = np.broadcast_to([3.0, -0.5, 2.0, -0.2], b_shape) * rng.uniform(0.9, 1.1, b_shape)
+    sg.check_grads(f, (a, b), order=2)
+
+
+def test_logsumexp_weights_gradient_is_stable_in_the_tails():
+    a = np.array([[1000.0, 999.0, -1000.0], [-800.0, -801.0, -2000.0]])
+    b = np.array([2.0, 1.0, 5.0])
+    da, db = sg.grad(weighted_lse, wrt=(0, 1))(a, b)
+    assert np.all(np.isfinite(da)) and np.all(np.isfinite(db))
+    e = np.exp(-1.0)  # the softmax of the two leading entries, weighted 2 and 1
+    np.testing.assert_allclose(da[:, :2], [[2 / (2 + e), e / (2 + e)]] * 2, rtol=1e-12)
+    np.testing.assert_allclose(da[:, 2], 0.0, atol=1e-300)
+    np.testing.assert_allclose(db, [2 / (2 + e), 2 * e / (2 + e), 0.0], rtol=1e-12)
+
+
+def lse_with_sign(a, b):
+    value, sign = logsumexp(a, b=b, return_sign=True)
+    return value * sign
+
+
+def test_logsumexp_return_sign_is_refused_with_a_clear_error():
+    message = r"argument 'return_sign' of scipy\.special\.logsumexp"
+    with pytest.raises(sg.TransformError, match=message):
+        sg.grad(lse_with_sign)(np.zeros(3), np.array([1.0, -2.0, 0.5]))
+
+
+def test_logsumexp_value_and_gradient_together():
+    a = np.array([[0.1, 0.5, -0.3], [1.0, 2.0, 0.0]])
+    value, grad = sg.value_and_grad(weighted_lse)(a, np.array([1.0, 2.0, 0.5]))
+    assert value == pytest.approx(weighted_lse(a, np.array([1.0, 2.0, 0.5])))
+    want = numerical_gradient(weighted_lse, (a, np.array([1.0, 2.0, 0.5])), 0)
+    np.testing.assert_allclose(grad, want, rtol=1e-6)
+
+
 def xlogy_loss(p, q):
     return np.sum(scipy.special.xlogy(p, q))
 
