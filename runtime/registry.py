@@ -111,7 +111,12 @@ def qualified_name(fn: object) -> str:
     ``scipy.special.gammaln`` (a ufunc, which does not say where it lives),
     ``scipy.special.logsumexp`` (defined in the private ``scipy.special._logsumexp``),
     ``scipy.stats.norm.logpdf`` (a method of the object ``scipy.stats.norm``)."""
-    name = getattr(fn, "__name__", None) or type(fn).__name__
+    name = getattr(fn, "__name__", None)
+    if name is None:  # a callable object: ``scipy.stats.norm`` rather than its class's name
+        where = _public_home(fn, getattr(type(fn), "__module__", None) or "")
+        if where is not None:
+            return where
+        name = type(fn).__name__
     owner = getattr(fn, "__self__", None)
     if isinstance(fn, types.MethodType) and not isinstance(owner, (type, types.ModuleType)):
         where = _public_home(owner, type(owner).__module__)

@@ -251,6 +251,77 @@ def test_odeint_has_no_rule_yet():
         sg.grad(odeint_decay)(0.5)
 
 
+def solve_ivp_decay(y0, k):
+    return scipy.integrate.solve_ivp(lambda t, y: -k * y, (0.0, 1.0), y0).y[0, -1]
+
+
+def test_ode_solvers_are_a_lookup_error_that_says_what_to_write_instead():
+    # (a later issue: the adjoint method; meanwhile a Python loop is differentiated)
+    for f, args in ((odeint_decay, (0.5,)), (solve_ivp_decay, (np.array([1.0]), 0.5))):
+        with pytest.raises(LookupError, match="no adjoint ODE solver") as caught:
+            sg.grad(f)(*args)
+        assert "RK4 in a for loop" in str(caught.value)
+
+
+def rk4_decay(y0, k):
+    """The workaround the error suggests: fixed-step RK4, differentiated as a loop."""
+    y, h = y0, 0.05
+    for _ in range(20):
+        k1 = -k * y
+        k2 = -k * (y + h / 2 * k1)
+        k3 = -k * (y + h / 2 * k2)
+        k4 = -k * (y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y
+
+
+def test_the_suggested_rk4_loop_is_differentiated():
+    dy0, dk = sg.grad(rk4_decay, wrt=(0, 1))(1.5, 0.5)
+    # y(1) = y0 exp(-k): RK4 with h = 0.05 is exact to ~1e-8 here
+    assert dy0 == pytest.approx(math.exp(-0.5), rel=1e-7)
+    assert dk == pytest.approx(-1.5 * math.exp(-0.5), rel=1e-7)
+    sg.check_grads(rk4_decay, (1.5, 0.5), order=2)
+
+
+def frozen_named(x, mu, sigma):
+    d = norm(mu, sigma)
+    return np.sum(d.logpdf(x))
+
+
+def frozen_inline(x, mu, sigma):
+    return np.sum(scipy.stats.gamma(2.0, scale=sigma).logpdf(x) + mu)
+
+
+def frozen_constant(x, mu, sigma):
+    return np.sum(norm(loc=0.0, scale=2.0).cdf(x))
+
+
+@pytest.mark.parametrize(
+    ("f", "wrt", "named"),
+    [
+        (frozen_named, 1, "scipy.stats.norm"),
+        (frozen_named, 0, "array method .logpdf"),
+        (frozen_inline, 2, "scipy.stats.gamma"),
+        (frozen_constant, 0, "array method .cdf"),
+    ],
+)
+def test_frozen_distributions_are_a_lookup_error_pointing_to_the_method(f, wrt, named):
+    x = np.array([0.5, 1.5])
+    with pytest.raises(LookupError, match=r"frozen scipy\.stats distribution") as caught:
+        sg.grad(f, wrt=wrt)(x, 0.2, 1.5)
+    message = str(caught.value)
+    assert f"no gradient registered for {named} " in message
+    assert ".logpdf(x, loc, scale)" in message and "NamedTuple" not in message
+
+
+def unfrozen(x, mu, sigma):
+    return np.sum(norm.logpdf(x, mu, sigma) + scipy.stats.gamma.logpdf(x, 2.0, scale=sigma))
+
+
+def test_the_method_the_frozen_error_suggests_is_differentiated():
+    sg.check_grads(unfrozen, (np.array([0.5, 1.5]), 0.2, 1.5), order=2)
+
+
 # -- SciPy stays optional ------------------------------------------------------------------------
 
 
