@@ -24,6 +24,7 @@ import numpy as np
 __all__ = [
     "logsumexp_slopes",
     "logsumexp_slopes_tangent",
+    "logsumexp_slopes_tangent_tangent",
     "logsumexp_tangent",
     "logsumexp_tangent_tangent",
     "ones_if_none",
@@ -205,4 +206,34 @@ def logsumexp_tangent_tangent(t_ta, t_tb, t_a, t_b, ta, tb, a, axis=None, b=None
         terms.append(_lifted(tb, b, slopes) * moved)
     for term in terms:
         total = total + np.sum(term, axis=_batched_axis(axis, term, slopes), keepdims=keepdims)
+    return total
+
+
+def logsumexp_slopes_tangent_tangent(t_ta, t_tb, t_ans, t_b, ta, tb, ans, a, axis=None, b=None):
+    """The tangent of ``logsumexp_slopes_tangent(ta, tb, ans, a, axis, b)`` from tangents of
+    its arguments (None where none; `a` enters through ``ans = p`` alone): linear in (ta,
+    tb), and in p and b through p * (ta - sum(b p ta)) - p * sum(p tb). Second order; there
+    is no third."""
+    total = logsumexp_slopes_tangent(t_ta, t_tb, ans, a, axis, b)
+    if t_ans is None and t_b is None:
+        return total
+    weights = ans if b is None else ans * b
+    moved = 0.0  # the tangent of the weights b p
+    if t_ans is not None:
+        t_ans = _lifted(t_ans, a, ans)
+        moved = t_ans if b is None else t_ans * b
+    if t_b is not None:
+        moved = moved + _lifted(t_b, b, ans) * ans
+
+    def summed(term):
+        return np.sum(term, axis=_batched_axis(axis, term, ans), keepdims=True)
+
+    if ta is not None:
+        ta = _lifted(ta, a, ans)
+        if t_ans is not None:
+            total = total + t_ans * (ta - summed(weights * ta))
+        total = total - ans * summed(moved * ta)
+    if tb is not None and t_ans is not None:
+        tb = _lifted(tb, b, ans)
+        total = total - t_ans * summed(ans * tb) - ans * summed(t_ans * tb)
     return total

@@ -32,6 +32,7 @@ from ..registry import registry
 from ..special_helpers import (
     logsumexp_slopes,
     logsumexp_slopes_tangent,
+    logsumexp_slopes_tangent_tangent,
     logsumexp_tangent,
     logsumexp_tangent_tangent,
     ones_if_none,
@@ -197,6 +198,13 @@ def logsumexp_jvp(tangents, ans, a, axis=None, b=None, keepdims=False):
 def logsumexp_tangent_jvp(tangents, ans, ta, tb, a, axis=None, b=None, keepdims=False):
     return logsumexp_tangent_tangent(
         tangents[0], tangents[1], tangents[2], tangents[4], ta, tb, a, axis, b, keepdims
+    )
+
+
+@jvp(logsumexp_slopes_tangent)
+def logsumexp_slopes_tangent_jvp(tangents, ans, ta, tb, p, a, axis=None, b=None):
+    return logsumexp_slopes_tangent_tangent(
+        tangents[0], tangents[1], tangents[2], tangents[5], ta, tb, p, a, axis, b
     )
 
 
