@@ -348,38 +348,60 @@ def eig_factors(result, a, w=None):
 def lu_rows(piv, apply=True, lu=None):
     """The row order of ``P @ a`` for the pivots `piv` of ``scipy.linalg.lu_factor(a)``
     (``P a = L U``: ``a[lu_rows(piv)]``): LAPACK swapped row ``i`` with row ``piv[i]``, one
-    after the other. ``apply=False``: the identity order. One square matrix only (a ValueError
-    for a stack, whose pivots differ from matrix to matrix, or for a non-square `lu`)."""
+    after the other. ``apply=False``: the identity order. A stack of factors (pivots of shape
+    ``(..., n)``) gives a stack of orders; a non-square `lu` is a ValueError."""
     piv = np.asarray(piv)
-    shape = np.shape(lu) if lu is not None else (len(piv), len(piv))
-    if piv.ndim != 1 or len(shape) != 2 or shape[0] != shape[1]:
+    shape = np.shape(lu) if lu is not None else (*np.shape(piv), np.shape(piv)[-1])
+    if piv.ndim < 1 or len(shape) != piv.ndim + 1 or shape[-1] != shape[-2] or (
+        shape[:-1] != piv.shape
+    ):
         raise ValueError(
-            "derivatives of scipy.linalg.lu_factor/lu_solve are implemented for one square "
-            f"matrix (factor of shape {shape}, pivots of shape {piv.shape}); loop over a stack"
+            "derivatives of scipy.linalg.lu_factor/lu_solve are implemented for square "
+            f"matrices (factor of shape {shape}, pivots of shape {piv.shape})"
         )
-    rows = np.arange(piv.shape[0])
-    if apply:
-        for i, j in enumerate(piv):
-            rows[i], rows[j] = rows[j], rows[i]
+    n = piv.shape[-1]
+    if piv.ndim == 1:
+        rows = np.arange(n)
+        if apply:
+            for i, j in enumerate(piv):
+                rows[i], rows[j] = rows[j], rows[i]
+        return rows
+    rows = np.broadcast_to(np.arange(n), piv.shape).copy()
+    if apply:  # the same swaps, matrix by matrix
+        for i in range(n):
+            j = piv[..., i : i + 1]
+            here = rows[..., i : i + 1].copy()
+            rows[..., i : i + 1] = np.take_along_axis(rows, j, -1)
+            np.put_along_axis(rows, j, here, -1)
     return rows
 
 
 def permute_rows(x, rows, like):
     """The rows of `x` taken in the order `rows`: axis -2 when `like` (the array whose rows
     these are) is a matrix, -1 when it is a vector, so a leading axis of directions passes.
-    None stays None. Linear; its transpose takes the rows back (``np.argsort(rows)``)."""
+    A stack of orders (`rows` of shape ``(..., n)``) permutes each matrix of a stack by its
+    own (`like` then a stack of matrices, or of vectors with `rows`' shape). None stays None.
+    Linear; its transpose takes the rows back (``np.argsort(rows)``)."""
     if x is None:
         return None
-    return np.take(x, rows, axis=-2 if np.ndim(like) >= 2 else -1)
+    rows = np.asarray(rows)
+    if rows.ndim == 1:
+        return np.take(x, rows, axis=-2 if np.ndim(like) >= 2 else -1)
+    x = np.asarray(x)
+    matrix = np.ndim(like) > rows.ndim
+    index = rows[..., :, None] if matrix else rows
+    index = np.reshape(index, (1,) * (x.ndim - index.ndim) + index.shape)
+    return np.take_along_axis(x, index, axis=-2 if matrix else -1)
 
 
 def lu_result(result, a, permute_l=False, p_indices=False):
     """The result ``(p, l, u)`` of ``scipy.linalg.lu(a)``, after checking that the call is one
-    the rules cover: one square matrix, the default ``(p, l, u)`` result (``p`` a matrix)."""
+    the rules cover: square matrices (one, or a stack), the default ``(p, l, u)`` result
+    (``p`` a matrix)."""
     shape = np.shape(a)
-    if permute_l or p_indices or len(shape) != 2 or shape[0] != shape[1]:
+    if permute_l or p_indices or len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(
-            "derivatives of scipy.linalg.lu are implemented for one square matrix and the "
+            "derivatives of scipy.linalg.lu are implemented for square matrices and the "
             f"default result (p, l, u); got a of shape {shape}, permute_l={permute_l}, "
             f"p_indices={p_indices}"
         )

@@ -61,6 +61,11 @@ class Rule:
         elementwise: the result has the broadcast shape of the array arguments and the VJP
             template accepts a lazily broadcast ``g``.
         reduction: the result of a call without ``axis`` is a scalar (sum, mean, ...).
+        broadcast_g: the VJP template of a rule that is not elementwise accepts a lazily
+            broadcast ``g`` too (its contributions do not depend on ``g``'s exact shape), so
+            the compiler need not make ``g`` full: nor, then, compute ``ans`` for its shape
+            alone (``logsumexp``, whose value SciPy computes slowly, is left uncomputed when
+            only its gradient is asked for).
         output: for primitives returning a tuple, the index of the one component that carries
             a gradient; ``g`` is that component's adjoint and ``ans`` the whole tuple
             (``np.linalg.slogdet``: 1, the log-determinant).
@@ -84,6 +89,7 @@ class Rule:
     differentiable: bool = True
     elementwise: bool = False
     reduction: bool = False
+    broadcast_g: bool = False
     output: int | None = None
     linear: tuple[int, ...] | None = None
     batched_jvp: Callable | None = None
@@ -105,7 +111,12 @@ def qualified_name(fn: object) -> str:
     ``scipy.special.gammaln`` (a ufunc, which does not say where it lives),
     ``scipy.special.logsumexp`` (defined in the private ``scipy.special._logsumexp``),
     ``scipy.stats.norm.logpdf`` (a method of the object ``scipy.stats.norm``)."""
-    name = getattr(fn, "__name__", None) or type(fn).__name__
+    name = getattr(fn, "__name__", None)
+    if name is None:  # a callable object: ``scipy.stats.norm`` rather than its class's name
+        where = _public_home(fn, getattr(type(fn), "__module__", None) or "")
+        if where is not None:
+            return where
+        name = type(fn).__name__
     owner = getattr(fn, "__self__", None)
     if isinstance(fn, types.MethodType) and not isinstance(owner, (type, types.ModuleType)):
         where = _public_home(owner, type(owner).__module__)
@@ -234,6 +245,7 @@ class Registry:
         reduction: bool = False,
         output: int | None = None,
         warn: bool = True,
+        broadcast_g: bool = False,
     ) -> None:
         """Record `template` as the reverse rule of `primitive` (keeps an existing forward rule)."""
         check_template(template, "vjp")
@@ -246,6 +258,7 @@ class Registry:
             elementwise=elementwise,
             reduction=reduction,
             output=output,
+            broadcast_g=broadcast_g,
         )
         self._store(rule, warn=warn and old is not None and old.vjp is not None)
 
@@ -336,6 +349,7 @@ class Registry:
         elementwise: bool = False,
         reduction: bool = False,
         output: int | None = None,
+        broadcast_g: bool = False,
     ):
         """Decorator: register the decorated template as the VJP of each of `primitives`."""
 
@@ -348,6 +362,7 @@ class Registry:
                     reduction=reduction,
                     output=output,
                     warn=False,
+                    broadcast_g=broadcast_g,
                 )
             return template
 

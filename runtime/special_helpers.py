@@ -22,6 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "logsumexp_slopes",
+    "logsumexp_slopes_tangent",
+    "logsumexp_slopes_tangent_tangent",
+    "logsumexp_tangent",
+    "logsumexp_tangent_tangent",
     "ones_if_none",
     "special_betaln",
     "special_digamma",
@@ -107,5 +112,128 @@ def undefined_gradient(g):
 
 
 def ones_if_none(b):
-    """`b`, or 1.0 for None: optional weights (``logsumexp``'s ``b``), which are constants."""
+    """`b`, or 1.0 for None: optional weights (``logsumexp``'s ``b``); the identity on
+    given weights, differentiated as such."""
     return 1.0 if b is None else b
+
+
+# -- log-sum-exp ---------------------------------------------------------------------------------
+#
+# With S = sum over `axis` of b * exp(a) (b = 1 when None), ``logsumexp`` is log S. Its slopes
+# are p = exp(a) / S in b and w = b * p in a, computed from exp(a - max a): no overflow, and no
+# need of the primal result, so the reverse rule of ``logsumexp`` never makes SciPy compute it.
+
+
+def logsumexp_slopes(a, axis=None, b=None):
+    """exp(a) / sum(b * exp(a)) over `axis` (b broadcasts to `a`'s shape; 1 when None): the
+    slope of ``logsumexp(a, axis, b)`` in `b`, and times `b` its slope in `a` (the softmax of
+    `a` when `b` is None). Stable: exp(a - max a), never exp(a)."""
+    a = np.asarray(a)
+    peak = np.max(a, axis=axis, keepdims=True)
+    if not np.all(np.isfinite(peak)):  # an all -inf slice: no shift there
+        peak = np.where(np.isfinite(peak), peak, 0.0)
+    slopes = np.exp(a - peak)
+    total = np.sum(slopes if b is None else b * slopes, axis=axis, keepdims=True)
+    slopes /= total
+    return slopes
+
+
+def _lifted(t, x, like):
+    """Tangent `t` of `x` (maybe with leading batch axes) shaped to broadcast against
+    `like`-shaped values (and batched ones) the way `x` does."""
+    batch = np.ndim(t) - np.ndim(x)
+    missing = np.ndim(like) - np.ndim(x)
+    if batch <= 0 or missing <= 0:
+        return t
+    t = np.asarray(t)
+    return np.reshape(t, t.shape[:batch] + (1,) * missing + t.shape[batch:])
+
+
+def _batched_axis(axis, t, like):
+    """`axis` of `like` as an axis of `t`, which may carry leading batch axes."""
+    batch = np.ndim(t) - np.ndim(like)
+    if batch <= 0:
+        return axis
+    if axis is None:
+        return tuple(range(batch, np.ndim(t)))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(batch + k % np.ndim(like) for k in axes)
+
+
+def logsumexp_tangent(ta, tb, a, axis=None, b=None, keepdims=False):
+    """The tangent of ``logsumexp(a, axis, b, keepdims)`` from the tangents `ta` of `a` and
+    `tb` of `b` (None: no tangent; either may carry leading batch axes):
+    sum(w * ta + p * tb) over `axis`."""
+    slopes = logsumexp_slopes(a, axis, b)
+    total = 0.0
+    for t, weights in ((ta, slopes if b is None else slopes * b), (tb, slopes)):
+        if t is not None:
+            t = _lifted(t, b if t is tb else a, slopes) * weights
+            total = total + np.sum(t, axis=_batched_axis(axis, t, slopes), keepdims=keepdims)
+    return total
+
+
+def logsumexp_slopes_tangent(ta, tb, ans, a, axis=None, b=None):
+    """The tangent of ``p = logsumexp_slopes(a, axis, b)``: p * (ta - sum(b p ta)) - p *
+    sum(p tb), sums over `axis` (None tangents: none; batched ones welcome)."""
+    weights = ans if b is None else ans * b
+    total = 0.0
+    if ta is not None:
+        ta = _lifted(ta, a, ans)
+        total = ans * (ta - np.sum(weights * ta, axis=_batched_axis(axis, ta, ans), keepdims=True))
+    if tb is not None:
+        tb = _lifted(tb, b, ans)
+        total = total - ans * np.sum(ans * tb, axis=_batched_axis(axis, tb, ans), keepdims=True)
+    return total
+
+
+def logsumexp_tangent_tangent(t_ta, t_tb, t_a, t_b, ta, tb, a, axis=None, b=None, keepdims=False):
+    """The tangent of ``logsumexp_tangent(ta, tb, a, axis, b, keepdims)`` from tangents of
+    its arguments (`t_ta` of `ta`, ..., None where none): linear in (ta, tb), and through the
+    slopes p and w = b p in (a, b). Second order; there is no third."""
+    total = logsumexp_tangent(t_ta, t_tb, a, axis, b, keepdims)
+    if t_a is None and t_b is None:
+        return total
+    slopes = logsumexp_slopes(a, axis, b)
+    moved = logsumexp_slopes_tangent(t_a, t_b, slopes, a, axis, b)
+    terms = []
+    if ta is not None:
+        weights = moved if b is None else moved * b
+        if t_b is not None:
+            weights = weights + _lifted(t_b, b, slopes) * slopes
+        terms.append(_lifted(ta, a, slopes) * weights)
+    if tb is not None:
+        terms.append(_lifted(tb, b, slopes) * moved)
+    for term in terms:
+        total = total + np.sum(term, axis=_batched_axis(axis, term, slopes), keepdims=keepdims)
+    return total
+
+
+def logsumexp_slopes_tangent_tangent(t_ta, t_tb, t_ans, t_b, ta, tb, ans, a, axis=None, b=None):
+    """The tangent of ``logsumexp_slopes_tangent(ta, tb, ans, a, axis, b)`` from tangents of
+    its arguments (None where none; `a` enters through ``ans = p`` alone): linear in (ta,
+    tb), and in p and b through p * (ta - sum(b p ta)) - p * sum(p tb). Second order; there
+    is no third."""
+    total = logsumexp_slopes_tangent(t_ta, t_tb, ans, a, axis, b)
+    if t_ans is None and t_b is None:
+        return total
+    weights = ans if b is None else ans * b
+    moved = 0.0  # the tangent of the weights b p
+    if t_ans is not None:
+        t_ans = _lifted(t_ans, a, ans)
+        moved = t_ans if b is None else t_ans * b
+    if t_b is not None:
+        moved = moved + _lifted(t_b, b, ans) * ans
+
+    def summed(term):
+        return np.sum(term, axis=_batched_axis(axis, term, ans), keepdims=True)
+
+    if ta is not None:
+        ta = _lifted(ta, a, ans)
+        if t_ans is not None:
+            total = total + t_ans * (ta - summed(weights * ta))
+        total = total - ans * summed(moved * ta)
+    if tb is not None and t_ans is not None:
+        tb = _lifted(tb, b, ans)
+        total = total - t_ans * summed(ans * tb) - ans * summed(t_ans * tb)
+    return total

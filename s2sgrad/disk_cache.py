@@ -100,7 +100,7 @@ def _fingerprint() -> str:
     for rule in registry:
         texts.append(
             f"{rule.name} {rule.differentiable} {rule.elementwise} {rule.reduction} "
-            f"{rule.output} {rule.linear}"
+            f"{rule.broadcast_g} {rule.output} {rule.linear}"
         )
         texts += [_template_text(t) for t in (rule.vjp, rule.jvp, rule.batched_jvp)]
     digest.update("\n".join(texts).encode())

@@ -315,6 +315,10 @@ ASSEMBLY = [
         args=lambda x: (x, np.array([[2, 0, 0, 1], [1, 1, 2, 0]])),
         kwargs={"axis": 1},
     ),
+    # one pick per row (a label per example: a plain scatter), and one index for every row
+    Row(np.take_along_axis, (((3, 4),),), args=lambda x: (x, np.array([[2], [0], [3]]), 1)),
+    Row(np.take_along_axis, (((3, 4),),), args=lambda x: (x, np.array([[1]]), 1)),
+    Row(np.take_along_axis, (((2, 3, 4),),), args=lambda x: (x, np.array([[[0, 1, 1, 0]]]), 0)),
     Row(np.pad, (((3,),), ((2, 3),)), args=lambda x: (x, 1)),
     Row(np.pad, (((2, 3),),), args=lambda x: (x, ((1, 0), (2, 1))), kwargs={"mode": "reflect"}),
     Row(np.pad, (((4,),),), args=lambda x: (x, 2), kwargs={"mode": "edge"}),

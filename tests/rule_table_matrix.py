@@ -69,6 +69,7 @@ def small(rng, shape):
 
 SQUARE = (((3, 3),), ((2, 4, 4),))
 PIVOTS = np.array([2, 2, 2])  # lu_factor's pivots of a 3 x 3 matrix: rows 0 and 2 swapped
+STACKED_PIVOTS = np.array([[2, 2, 2], [1, 2, 2]])  # of a stack of two (0<->2; 0<->1, 1<->2)
 
 
 def _rows(Row):
@@ -195,7 +196,10 @@ def _scipy_rows(Row):
                 {"trans": "T", "lower": True, "unit_diagonal": True},
             )
         ],
-        *[Row(linalg.lu_factor, (((3, 3),), ((4, 4),)), output=k, tol=1e-5) for k in (0,)],
+        *[
+            Row(linalg.lu_factor, (((3, 3),), ((4, 4),), ((2, 3, 3),)), output=k, tol=1e-5)
+            for k in (0,)
+        ],
         *[
             Row(
                 linalg.lu_solve,
@@ -207,7 +211,21 @@ def _scipy_rows(Row):
             )
             for kw in ({}, {"trans": 1})
         ],
-        *[Row(linalg.lu, (((3, 3),), ((4, 4),)), output=k, tol=1e-5) for k in (1, 2)],
+        *[
+            Row(
+                linalg.lu_solve,
+                (((2, 3, 3), (2, 3, 2)),),
+                args=lambda c, b: ((c, STACKED_PIVOTS), b),
+                kwargs=kw,
+                domain=(triangular, (-2.0, 2.0)),
+                tol=1e-5,
+            )
+            for kw in ({}, {"trans": 1})
+        ],
+        *[
+            Row(linalg.lu, (((3, 3),), ((4, 4),), ((2, 3, 3),)), output=k, tol=1e-5)
+            for k in (1, 2)
+        ],
         Row(linalg.expm, (((3, 3),), ((2, 3, 3),)), domain=small, tol=1e-5),
         Row(linalg.sqrtm, (((3, 3),),), domain=spd, tol=1e-5),
         *[

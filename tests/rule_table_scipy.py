@@ -74,6 +74,11 @@ def _give_sympy_scipy_implementations() -> None:
 # -- scipy.special -------------------------------------------------------------------------------
 
 
+def _mixed_signs(rng, shape):
+    """Weights of both signs whose weighted sum stays positive for exponents in +-0.5."""
+    return np.broadcast_to([3.0, -0.5, 2.0, -0.2], shape) * rng.uniform(0.9, 1.1, shape)
+
+
 def _special_rows() -> list:
     from rule_table import Row
 
@@ -132,6 +137,30 @@ def _special_rows() -> list:
         ],
         Row(sc.logsumexp, (((3, 4),), ((5,),)), kwargs={"axis": -1, "keepdims": True}),
         Row(sc.logsumexp, (((3, 4),),), args=lambda a: (a, 1, np.linspace(0.5, 2.0, 3)[:, None])),
+        # weights b, differentiated: same shape, broadcast, negative ones (a positive sum)
+        *[
+            Row(sc.logsumexp, shapes, args=lambda a, b, k=axis: (a, k, b), kwargs=kw, domain=domain)
+            for axis, kw in ((None, {}), (1, {}), (0, {"keepdims": True}), ((0, 1), {}))
+            for shapes, domain in (
+                ((((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 4), (1, 4))), ((-2.0, 2.0), (0.5, 2.0))),
+            )
+        ],
+        Row(
+            sc.logsumexp,
+            (((3, 4), (3, 4)),),
+            args=lambda a, b: (a, 1, b),
+            domain=((-0.5, 0.5), _mixed_signs),
+        ),
+        *[
+            Row(runtime.logsumexp_slopes, shapes, args=lambda a, b, k=axis: (a, k, b), domain=dom)
+            for axis in (None, 1, 0)
+            for shapes, dom in (((((3, 4), (3, 4)), ((3, 4), (4,))), ((-2.0, 2.0), (0.5, 2.0))),)
+        ],
+        Row(runtime.ones_if_none, UNARY),
+        *[
+            Row(runtime.logsumexp_slopes, (((3, 4),),), args=lambda a, k=axis: (a, k))
+            for axis in (None, 1)
+        ],
     ]
     return rows
 
@@ -212,6 +241,7 @@ def _special_formulas() -> list:
         runtime.special_jv: sc.jv,
         runtime.special_yv: sc.yv,
     }
+    entries.append((runtime.ones_if_none, lambda b: b, (-2.0, 2.0)))
     by_function = {p: (f, d) for p, f, d in entries}
     entries += [(helper, *by_function[wrapped]) for helper, wrapped in helpers.items()]
     return [Symbolic(p, f, d) for p, f, d in entries]
@@ -443,4 +473,4 @@ SCIPY_NONDIFFERENTIABLE: list = []
 if sc is not None:
     from s2sgrad import runtime as _runtime
 
-    SCIPY_NONDIFFERENTIABLE += [_runtime.undefined_gradient, _runtime.ones_if_none]
+    SCIPY_NONDIFFERENTIABLE += [_runtime.undefined_gradient]

@@ -71,6 +71,57 @@ def test_logsumexp_and_log_softmax_do_not_overflow():
     np.testing.assert_allclose(got, numerical_gradient(softmax_entropy, (big,), 0), atol=1e-6)
 
 
+def weighted_lse(a, b):
+    return np.sum(logsumexp(a, axis=1, b=b))
+
+
+def weighted_lse_keepdims(a, b):
+    return np.sum(logsumexp(a, axis=(1,), b=b, keepdims=True) ** 2)
+
+
+def weighted_lse_all(a, b):
+    return logsumexp(a, b=b) ** 2
+
+
+@pytest.mark.parametrize("f", [weighted_lse, weighted_lse_keepdims, weighted_lse_all])
+@pytest.mark.parametrize("b_shape", [(3, 4), (4,), (1, 4)])
+def test_logsumexp_weights_are_differentiated_to_second_order(f, b_shape):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-0.5, 0.5, (3, 4))
+    b = np.broadcast_to([3.0, -0.5, 2.0, -0.2], b_shape) * rng.uniform(0.9, 1.1, b_shape)
+    sg.check_grads(f, (a, b), order=2)
+
+
+def test_logsumexp_weights_gradient_is_stable_in_the_tails():
+    a = np.array([[1000.0, 999.0, -1000.0], [-800.0, -801.0, -2000.0]])
+    b = np.array([2.0, 1.0, 5.0])
+    da, db = sg.grad(weighted_lse, wrt=(0, 1))(a, b)
+    assert np.all(np.isfinite(da)) and np.all(np.isfinite(db))
+    e = np.exp(-1.0)  # the softmax of the two leading entries, weighted 2 and 1
+    np.testing.assert_allclose(da[:, :2], [[2 / (2 + e), e / (2 + e)]] * 2, rtol=1e-12)
+    np.testing.assert_allclose(da[:, 2], 0.0, atol=1e-300)
+    np.testing.assert_allclose(db, [2 / (2 + e), 2 * e / (2 + e), 0.0], rtol=1e-12)
+
+
+def lse_with_sign(a, b):
+    value, sign = logsumexp(a, b=b, return_sign=True)
+    return value * sign
+
+
+def test_logsumexp_return_sign_is_refused_with_a_clear_error():
+    message = r"argument 'return_sign' of scipy\.special\.logsumexp"
+    with pytest.raises(sg.TransformError, match=message):
+        sg.grad(lse_with_sign)(np.zeros(3), np.array([1.0, -2.0, 0.5]))
+
+
+def test_logsumexp_value_and_gradient_together():
+    a = np.array([[0.1, 0.5, -0.3], [1.0, 2.0, 0.0]])
+    value, grad = sg.value_and_grad(weighted_lse)(a, np.array([1.0, 2.0, 0.5]))
+    assert value == pytest.approx(weighted_lse(a, np.array([1.0, 2.0, 0.5])))
+    want = numerical_gradient(weighted_lse, (a, np.array([1.0, 2.0, 0.5])), 0)
+    np.testing.assert_allclose(grad, want, rtol=1e-6)
+
+
 def xlogy_loss(p, q):
     return np.sum(scipy.special.xlogy(p, q))
 
@@ -198,6 +249,77 @@ def odeint_decay(k):
 def test_odeint_has_no_rule_yet():
     with pytest.raises(LookupError, match=r"no gradient registered for scipy\.integrate\.odeint"):
         sg.grad(odeint_decay)(0.5)
+
+
+def solve_ivp_decay(y0, k):
+    return scipy.integrate.solve_ivp(lambda t, y: -k * y, (0.0, 1.0), y0).y[0, -1]
+
+
+def test_ode_solvers_are_a_lookup_error_that_says_what_to_write_instead():
+    # (a later issue: the adjoint method; meanwhile a Python loop is differentiated)
+    for f, args in ((odeint_decay, (0.5,)), (solve_ivp_decay, (np.array([1.0]), 0.5))):
+        with pytest.raises(LookupError, match="no adjoint ODE solver") as caught:
+            sg.grad(f)(*args)
+        assert "RK4 in a for loop" in str(caught.value)
+
+
+def rk4_decay(y0, k):
+    """The workaround the error suggests: fixed-step RK4, differentiated as a loop."""
+    y, h = y0, 0.05
+    for _ in range(20):
+        k1 = -k * y
+        k2 = -k * (y + h / 2 * k1)
+        k3 = -k * (y + h / 2 * k2)
+        k4 = -k * (y + h * k3)
+        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y
+
+
+def test_the_suggested_rk4_loop_is_differentiated():
+    dy0, dk = sg.grad(rk4_decay, wrt=(0, 1))(1.5, 0.5)
+    # y(1) = y0 exp(-k): RK4 with h = 0.05 is exact to ~1e-8 here
+    assert dy0 == pytest.approx(math.exp(-0.5), rel=1e-7)
+    assert dk == pytest.approx(-1.5 * math.exp(-0.5), rel=1e-7)
+    sg.check_grads(rk4_decay, (1.5, 0.5), order=2)
+
+
+def frozen_named(x, mu, sigma):
+    d = norm(mu, sigma)
+    return np.sum(d.logpdf(x))
+
+
+def frozen_inline(x, mu, sigma):
+    return np.sum(scipy.stats.gamma(2.0, scale=sigma).logpdf(x) + mu)
+
+
+def frozen_constant(x, mu, sigma):
+    return np.sum(norm(loc=0.0, scale=2.0).cdf(x))
+
+
+@pytest.mark.parametrize(
+    ("f", "wrt", "named"),
+    [
+        (frozen_named, 1, "scipy.stats.norm"),
+        (frozen_named, 0, "array method .logpdf"),
+        (frozen_inline, 2, "scipy.stats.gamma"),
+        (frozen_constant, 0, "array method .cdf"),
+    ],
+)
+def test_frozen_distributions_are_a_lookup_error_pointing_to_the_method(f, wrt, named):
+    x = np.array([0.5, 1.5])
+    with pytest.raises(LookupError, match=r"frozen scipy\.stats distribution") as caught:
+        sg.grad(f, wrt=wrt)(x, 0.2, 1.5)
+    message = str(caught.value)
+    assert f"no gradient registered for {named} " in message
+    assert ".logpdf(x, loc, scale)" in message and "NamedTuple" not in message
+
+
+def unfrozen(x, mu, sigma):
+    return np.sum(norm.logpdf(x, mu, sigma) + scipy.stats.gamma.logpdf(x, 2.0, scale=sigma))
+
+
+def test_the_method_the_frozen_error_suggests_is_differentiated():
+    sg.check_grads(unfrozen, (np.array([0.5, 1.5]), 0.2, 1.5), order=2)
 
 
 # -- SciPy stays optional ------------------------------------------------------------------------

@@ -295,7 +295,7 @@ def _check_rule(op: Operation, nf: NormalForm, mode: str) -> None:
     where = f" (used at {origin})" if origin is not None else ""
     kind = "gradient" if mode == "reverse" else "forward-mode (JVP) rule"
     hint = missing_rule_hint(op.primitive, op.name, mode)
-    if op.primitive is None and op.name.startswith("array method ."):
+    if op.primitive is None and op.name.startswith("array method .") and not hint:
         hint += (
             "; methods of a NamedTuple or dataclass argument are not differentiated either: "
             "read its fields in the function (p.W) or pass them to a function of your own "

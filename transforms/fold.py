@@ -384,6 +384,8 @@ def _fold_helper(call: cst.Call) -> cst.BaseExpression | None:
                 args=(call.args[0].with_changes(value=first.expression), *call.args[1:])
             )
             return cst.UnaryOperation(cst.Minus(), inner)
+    if helper == "ones_if_none" and len(args) == 1 and is_name(args[0], "None"):
+        return cst.Float("1.0")  # logsumexp's weights b, not given
     if helper == "unreduce" and len(args) >= 2:
         axis_none = len(args) < 3 or is_name(args[2], "None")
         keepdims = len(args) >= 4 and is_name(args[3], "True")

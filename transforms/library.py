@@ -88,9 +88,48 @@ def library_folders() -> tuple[str, ...]:
     return tuple(sorted(os.path.join(f, "") for f in normalized))
 
 
+# library functions s2sgrad leaves to a later issue, with what to write instead
+_LATER = {
+    name: (
+        "; s2sgrad has no adjoint ODE solver (sensitivities of an ODE solution by the adjoint "
+        "method are planned for a later issue, after issue 17). Write the integrator in your "
+        "own code instead, for example fixed-step RK4 in a for loop over the time steps "
+        "(k1 = f(y, t); k2 = f(y + h / 2 * k1, t + h / 2); ...; y = y + h / 6 * (k1 + 2 * k2 "
+        "+ 2 * k3 + k4)): s2sgrad differentiates that loop with respect to y0 and the "
+        "parameters, in every mode"
+    )
+    for name in ("scipy.integrate.odeint", "scipy.integrate.solve_ivp")
+}
+# methods of a frozen scipy.stats distribution, which s2sgrad cannot tell from array methods
+_DISTRIBUTION_METHODS = ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "logpmf", "pmf")
+_FROZEN = (
+    "; a frozen scipy.stats distribution ({example}(loc, scale).logpdf(x), or d = "
+    "{example}(loc, scale) and then d.logpdf(x)) is not differentiated: call the "
+    "distribution's method with its parameters instead, {example}.logpdf(x, loc, scale) "
+    "(also pdf, cdf, logcdf, sf, logsf; logpmf, pmf of discrete ones), which has rules for "
+    "the value and every parameter"
+)
+
+
+def _is_distribution(primitive: object) -> bool:
+    """A ``scipy.stats`` distribution object (``scipy.stats.norm``), called to freeze it.
+    (SciPy is only looked at if the program imported it.)"""
+    stats = sys.modules.get("scipy.stats")
+    return stats is not None and isinstance(primitive, (stats.rv_continuous, stats.rv_discrete))
+
+
 def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> str:
     """The lines of a `LookupError` for `primitive` (called `name`) with no rule: what a rule
-    for it looks like, to register before transforming (an indented three-line snippet)."""
+    for it looks like, to register before transforming (an indented three-line snippet); for
+    a few library functions, what to write instead."""
+    if name in _LATER:
+        return _LATER[name]
+    if _is_distribution(primitive):
+        return _FROZEN.format(example=name)
+    if primitive is None and name.startswith("array method .") and (
+        name.partition(".")[2] in _DISTRIBUTION_METHODS
+    ):
+        return _FROZEN.format(example="scipy.stats.norm")
     if primitive is None or not callable(primitive):
         return ""
     params = ", ".join(_parameter_names(primitive))

@@ -416,7 +416,7 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
     if not adjoints.has(target):
         return  # only components without a gradient were used
     g = cst.Name(adjoints.names[target])
-    if not rule.elementwise:
+    if not (rule.elementwise or rule.broadcast_g):
         g = cst.Name(adjoints.make_full(target))
     template = load_template(rule.vjp)
     bound = bind_arguments(template, op, nf)

@@ -102,7 +102,7 @@ def take(g, ans, a, indices, axis=None, mode="raise"):
     return moved_adjoint(g, a, np.take(element_numbers(a), indices, axis, mode=mode)), None
 
 
-@vjp(np.take_along_axis)
+@vjp(np.take_along_axis, broadcast_g=True)
 def take_along_axis(g, ans, arr, indices, axis=-1):
     return picked_adjoint(g, arr, indices, axis), None
 

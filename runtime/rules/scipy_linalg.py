@@ -17,8 +17,9 @@ differentiated one after the other.
 
 ``lu_factor`` returns ``(lu, piv)`` with ``P a = L U`` (``L`` unit lower, ``U`` upper, both
 held in ``lu``); like ``cho_factor`` it is registered as returning a tuple, ``piv`` has no
-derivative. With ``X = L^-1 P da U^-1``: ``dL = L tril(X, -1)``, ``dU = triu(X) U``. One square
-matrix only (`lu_rows`). ``lu_solve((lu, piv), b, trans)`` is a row permutation and two
+derivative. With ``X = L^-1 P da U^-1``: ``dL = L tril(X, -1)``, ``dU = triu(X) U``. Square
+matrices, one or a stack (SciPy's batched calls: each matrix its own pivots, `lu_rows` and
+`permute_rows`). ``lu_solve((lu, piv), b, trans)`` is a row permutation and two
 triangular solves (in the other order, the permutation last, when ``trans``), differentiated
 one after the other like ``cho_solve``. ``lu(a)`` returns ``(p, l, u)``, ``a = p l u``: the
 same derivative, ``p`` constant.

@@ -14,8 +14,10 @@ order of ``polygamma`` and ``yn``, the shape parameters of ``gammainc``, ``gamma
 no gradient there). Their other arguments are differentiated as usual.
 
 Stability: ``log_ndtr``'s slope ``pdf / cdf`` is ``exp(-x**2 / 2 - ans) / sqrt(2 pi)``,
-finite far in the lower tail where ``pdf`` and ``cdf`` both underflow; ``log_softmax`` and
-``logsumexp`` use ``exp(x - ans)``, never ``exp(x)``; ``log_expit``'s slope is
+finite far in the lower tail where ``pdf`` and ``cdf`` both underflow; ``log_softmax`` uses
+``exp(x - ans)`` and ``logsumexp`` ``exp(x - max x)`` (`logsumexp_slopes`), never ``exp(x)``;
+``logsumexp``'s weights ``b`` are differentiated too (of either sign, with a positive
+weighted sum; ``return_sign=True`` is refused when differentiating); ``log_expit``'s slope is
 ``expit(-x)``. ``scipy.special.sinc`` is ``numpy.sinc`` (its rule is NumPy's).
 """
 
@@ -24,10 +26,15 @@ import math
 import numpy as np
 import scipy.special as sc
 
-from ..adjoint_helpers import unreduce
+from ..adjoint_helpers import unbroadcast, unreduce
 from ..array_helpers import safe_divide
 from ..registry import registry
 from ..special_helpers import (
+    logsumexp_slopes,
+    logsumexp_slopes_tangent,
+    logsumexp_slopes_tangent_tangent,
+    logsumexp_tangent,
+    logsumexp_tangent_tangent,
     ones_if_none,
     special_betaln,
     special_digamma,
@@ -173,18 +180,45 @@ def log_expit(g, ans, x):
 # -- log-sum-exp and softmax -------------------------------------------------------------------
 
 
-@vjp(sc.logsumexp, reduction=True)
+@vjp(sc.logsumexp, reduction=True, broadcast_g=True)
 def logsumexp(g, ans, a, axis=None, b=None, keepdims=False):
-    # d/da = b * exp(a - ans). The weights b are constants: the forward rule would need a
-    # tangent of b beside that of a (return_sign is left out: a call using it is rejected)
-    weights = np.exp(a - unreduce(ans, a, axis, keepdims)) * ones_if_none(b)
-    return unreduce(g, a, axis, keepdims) * weights, undefined_gradient(g)
+    # log S with S = sum(b exp(a)): slopes b exp(a) / S in a and exp(a) / S in b, from
+    # `logsumexp_slopes`, which never reads ans (SciPy's logsumexp, slower than the gradient,
+    # runs only where its value is used). return_sign=True is refused when differentiating
+    spread = unreduce(g, a, axis, keepdims) * logsumexp_slopes(a, axis, b)
+    return spread * ones_if_none(b), None, unbroadcast(spread, b)
 
 
 @jvp(sc.logsumexp)
 def logsumexp_jvp(tangents, ans, a, axis=None, b=None, keepdims=False):
-    weights = np.exp(a - unreduce(ans, a, axis, keepdims)) * ones_if_none(b)
-    return tangent_sum(tangents[0] * weights, a, axis, keepdims)
+    return logsumexp_tangent(tangents[0], tangents[2], a, axis, b, keepdims)
+
+
+@jvp(logsumexp_tangent)
+def logsumexp_tangent_jvp(tangents, ans, ta, tb, a, axis=None, b=None, keepdims=False):
+    return logsumexp_tangent_tangent(
+        tangents[0], tangents[1], tangents[2], tangents[4], ta, tb, a, axis, b, keepdims
+    )
+
+
+@jvp(logsumexp_slopes_tangent)
+def logsumexp_slopes_tangent_jvp(tangents, ans, ta, tb, p, a, axis=None, b=None):
+    return logsumexp_slopes_tangent_tangent(
+        tangents[0], tangents[1], tangents[2], tangents[5], ta, tb, p, a, axis, b
+    )
+
+
+@vjp(logsumexp_slopes)
+def logsumexp_slopes_(g, ans, a, axis=None, b=None):
+    # p = exp(a) / S: dp_i/da_k = p_i (delta_ik - b_k p_k), dp_i/db_k = -p_i p_k
+    gp = g * ans
+    back = np.sum(gp, axis=axis, keepdims=True)
+    return gp - ans * ones_if_none(b) * back, None, unbroadcast(-ans * back, b)
+
+
+@jvp(logsumexp_slopes)
+def logsumexp_slopes_jvp(tangents, ans, a, axis=None, b=None):
+    return logsumexp_slopes_tangent(tangents[0], tangents[2], ans, a, axis, b)
 
 
 @vjp(sc.multigammaln)
@@ -307,4 +341,10 @@ def yv(g, ans, v, x):
     return undefined_gradient(g), g * (special_yv(v - 1, x) - special_yv(v + 1, x)) / 2
 
 
-registry.register_nondiff([undefined_gradient, ones_if_none])
+registry.register_nondiff([undefined_gradient])
+
+
+@vjp(ones_if_none, elementwise=True)
+def ones_if_none_(g, ans, b):
+    # the identity on weights that are given (differentiated: logsumexp's b)
+    return g

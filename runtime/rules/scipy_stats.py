@@ -6,7 +6,10 @@ registered for the bound method users call, ``scipy.stats.norm.logpdf``: each at
 makes a new bound method, but they compare equal, so the registry finds the rule however the
 call is spelled (``scipy.stats.norm.logpdf(x, 0.0, 2.0)``, ``norm.logpdf(x, scale=s)`` after
 ``from scipy.stats import norm``). Parameters are SciPy's names (``loc``, ``scale``, ``df``,
-``a``, ``b``, ``mu``, ``p``); frozen distributions (``norm(0, 1).logpdf``) have no rules.
+``a``, ``b``, ``mu``, ``p``). Frozen distributions (``norm(mu, s).logpdf(x)``, or ``d = norm(mu,
+s)`` then ``d.logpdf(x)``) have no rules: a `LookupError` says to call ``norm.logpdf(x, mu, s)``
+instead (`transforms/library.py`). Differentiating them would need the front end to tell which
+local holds which frozen distribution, and rewrite the method call into the distribution's.
 
 Every method here broadcasts like a ufunc, so the rules are ``elementwise=True`` and their
 forward rules are derived. With ``z = (x - loc) / scale`` and ``h`` the log-density of the
