@@ -21,6 +21,7 @@ from .library import missing_rule_hint
 from .operations import (
     APPEND,
     COPY,
+    FUNCTION_VALUE,
     PACK,
     POP,
     SETITEM,
@@ -67,16 +68,23 @@ def analyze_activity(
     # Loops carry values around their back edges, so each sweep repeats until nothing changes.
     varied = set(wrt)
     positions = _Positions()
+    # lambdas: their closed-over names flow into a function of the user's they are given to
+    # (which is refused if it calls them), not into a primitive (``sorted(key=...)`` orders)
+    functions = {t for _, op in operations if op.primitive is FUNCTION_VALUE for t in op.targets}
     while True:
         before = (len(varied), positions.size())
         for _, op in operations:
             inputs = [*op.input_names(), *_index_names(op)]  # np.r_[x, 1.0]: x flows
+            if functions and not op.user:
+                inputs = [name for name in inputs if name not in functions]
             unpacked = positions.varied_unpacked(op)
             if positions.reads_unvaried(op):
                 pass  # an element of a tuple that no varied value was put in
             elif unpacked is not None:
                 varied.update(unpacked)  # ``a, i = stack.pop()``: by position
-            elif op.differentiable and any(name in varied for name in inputs):
+            elif (op.differentiable or op.primitive is FUNCTION_VALUE) and any(
+                name in varied for name in inputs
+            ):
                 varied.update(op.targets)
             positions.record(op, varied)
         if (len(varied), positions.size()) == before:

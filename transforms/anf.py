@@ -573,6 +573,13 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
             return cst.Name(self.current[expr.value])
         if expr.value in ("True", "False", "None"):
             return cst.Name(expr.value)
+        if expr.value in self.nested:
+            raise self.parsed.error(
+                expr,
+                f"{expr.value!r}, a function defined inside {self.parsed.name!r}, is used as a "
+                f"value: s2sgrad inlines such functions where they are called; define it at "
+                f"module level to pass it to another function",
+            )
         if self.resolution.is_local(expr.value):
             raise self.parsed.error(
                 expr, f"local variable {expr.value!r} is used before it is assigned"
@@ -723,6 +730,13 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
             callee = name_expr(spelled)
         elif isinstance(func, cst.Attribute):
             callee = cst.Attribute(value=self.atom(func.value), attr=func.attr)
+        elif isinstance(func, cst.Name) and self.resolution.is_local(func.value):
+            raise self.parsed.error(
+                func,
+                f"calling {func.value!r}, a function given as a value, is not supported: "
+                f"s2sgrad transforms the functions it can see by name; call that function "
+                f"here by its name (or pass the values it needs instead of a function)",
+            )
         else:
             raise self.parsed.error(
                 func, "only calls of functions and of array methods are supported"

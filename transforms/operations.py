@@ -33,6 +33,9 @@ SETITEM = object()  # ``y[index] = v``: an in-place write into a local array
 PACK = object()  # ``t = (a, b)``, ``[a, b]``, ``{"k": a}``: a container of values
 APPEND = object()  # ``items.append(v)``: a list growing by one value
 POP = object()  # ``v = items.pop()``: a list giving back its last value
+# ``f = lambda t: k * t``: no derivative of its own, but a function of the names it closes
+# over, so that what it is given to depends on them (a callee that calls it is refused)
+FUNCTION_VALUE = object()
 
 _BINARY = {
     cst.Add: operator.add,
@@ -130,7 +133,7 @@ class Operation:
     def differentiable(self) -> bool:
         if self.primitive in (COPY, SETITEM, PACK, APPEND, POP):
             return True
-        if self.primitive is NO_DERIVATIVE:
+        if self.primitive in (NO_DERIVATIVE, FUNCTION_VALUE):
             return False
         return self.rule is None or self.rule.differentiable
 
@@ -190,7 +193,19 @@ def names_in(expr: cst.BaseExpression) -> list[str]:
         return [] if expr.value in ("True", "False", "None") else [expr.value]
     if isinstance(expr, (cst.Tuple, cst.List)):
         return [n for element in expr.elements for n in names_in(element.value)]
+    if isinstance(expr, cst.Lambda):  # the names it closes over flow into what it is given to
+        params = expr.params
+        own = {p.name.value for p in (*params.posonly_params, *params.params)}
+        own |= {p.name.value for p in params.kwonly_params}
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                own.add(star.name.value)
+        read = read_names(expr.body, [])
+        return [n for n in dict.fromkeys(read) if n not in own and n not in _CONSTANT_NAMES]
     return []
+
+
+_CONSTANT_NAMES = ("True", "False", "None")
 
 
 def evaluate_spelling(
@@ -315,6 +330,9 @@ class Classifier:
                     return Operation(targets, NO_DERIVATIVE, f".{value.attr.value}", (value.value,))
                 return self._primitive(targets, primitive, (value.value,))
             return Operation(targets, NO_DERIVATIVE, "constant", (value,))
+        if isinstance(value, cst.Lambda):
+            closed = tuple(cst.Name(n) for n in names_in(value) if n in self.locals)
+            return Operation(targets, FUNCTION_VALUE, "lambda", closed)
         if isinstance(value, cst.Call):
             return self._call(targets, value)
         if isinstance(value, cst.Name):
