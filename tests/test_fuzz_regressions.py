@@ -12,6 +12,22 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # a batched callee (Hessians run the callee's forward code for every direction at once)
+    # took its number of directions from the tangents it was given: a callee returning an
+    # empty tuple of saved values gave its backward half none with an array, so its zero
+    # tangents lost the directions axis (IndexError in batch_unbroadcast; seed 700016).
+    # Callers now pass their batch size.
+    "batched callee given no array tangent": (
+        """
+        def h0(a, b=0.5, *, c=1.0):
+            return (G0) * (np.median(GV))
+
+        def f(x, y):
+            x += ((y if (x) * (x) < 2.0 else GV[0])) % 2.0
+            return h0(x, c=0.25)
+        """,
+        [("x", "S"), ("y", "S")],
+    ),
     # an inner loop's stack saved on the outer loop's stack: the inner pop's loop index was
     # taken for a value with a derivative once the inner stack came back through the outer
     # one, so the second derivative refused "an index that depends on the differentiated

@@ -235,7 +235,7 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     publish(split)
 
 
-_TIGHT = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # b=2.0
+TIGHT_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))  # b=2.0
 
 
 def literal_defaults(params: cst.Parameters) -> cst.Parameters:
@@ -248,9 +248,9 @@ def literal_defaults(params: cst.Parameters) -> cst.Parameters:
         default = params.params[k].default
         if default is None or not is_literal(default):
             break
-        positional[k] = positional[k].with_changes(default=default, equal=_TIGHT)
+        positional[k] = positional[k].with_changes(default=default, equal=TIGHT_EQUAL)
     keyword = [
-        stripped.with_changes(default=p.default, equal=_TIGHT)
+        stripped.with_changes(default=p.default, equal=TIGHT_EQUAL)
         if p.default is not None and is_literal(p.default)
         else stripped
         for p, stripped in zip(params.kwonly_params, kept.kwonly_params, strict=True)

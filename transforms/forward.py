@@ -306,6 +306,8 @@ def _user_call(op: Operation, line, tangents: Tangents):
         for p in split.wrt
         if p in bound
     )
+    if split.batch_param is not None:  # a batched callee: our number of directions
+        tangent_args += (cst.Arg(cst.Name(tangents.batch), keyword=cst.Name(split.batch_param)),)
     call_ = original.with_changes(func=cst.Name(split.name), args=(*original.args, *tangent_args))
     target = op.targets[0]
     pair = cst.Tuple((cst.Element(cst.Name(target)), cst.Element(cst.Name(tangents.name(target)))))

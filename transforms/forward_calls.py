@@ -19,7 +19,7 @@ import libcst as cst
 
 from . import codegen, transform_cache
 from .call_kinds import GENERIC, CallKinds, callee_result, parameters
-from .calls import link, literal_defaults, publish, split_base
+from .calls import TIGHT_EQUAL, link, literal_defaults, publish, split_base
 from .edges import unalias_constants
 from .optimize import optimize
 from .shapes import infer_shapes
@@ -34,6 +34,7 @@ class ForwardSplit:
     params: tuple[str, ...]
     wrt: tuple[str, ...]  # the parameters it takes tangents of (keyword-only), in order
     tangent_names: dict = dataclasses.field(default_factory=dict)  # param -> tangent param
+    batch_param: str | None = None  # batched: the keyword the caller passes its batch size by
     functions: dict = dataclasses.field(default_factory=dict)
     waiting: list = dataclasses.field(default_factory=list)
     source: str = ""
@@ -121,7 +122,7 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
         )
     )
     if batched:
-        funcdef = _batch_from_any_tangent(funcdef, split)
+        funcdef = _batch_from_the_caller(funcdef, split)
     funcdef = _zero_default_tangents(funcdef, split, [p for p in split.wrt if p in defaulted])
     funcdef = unalias_constants(optimize(funcdef), analysis.namespace)  # never return a global
     docstring = (
@@ -148,31 +149,39 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
 def _zero_default_tangents(funcdef: cst.FunctionDef, split: ForwardSplit, params):
     """``tA = zero_tangent(A) if tA is None else tA`` for each parameter with a default (a
     caller that leaves it to its default passes no tangent: its value is a constant), with
-    the batch axis in a batched callee (whose first line computes the batch size)."""
+    the batch axis in a batched callee."""
     if not params:
         return funcdef
     body = list(funcdef.body.body)
-    batch = _assigns_batch(body[0]) if body else None
+    batch = split.batch_param
     lines = []
     for p in params:
         t = split.tangent_names[p]
         zero = f"zero_tangent({p}, {batch})" if batch else f"zero_tangent({p})"
         lines.append(cst.parse_statement(f"{t} = {zero} if {t} is None else {t}"))
-    at = 1 if batch else 0
+    at = 1 if batch else 0  # (after the batch size)
     body = [*body[:at], *lines, *body[at:]]
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
 
 
-def _batch_from_any_tangent(funcdef: cst.FunctionDef, split: ForwardSplit) -> cst.FunctionDef:
+def _batch_from_the_caller(funcdef: cst.FunctionDef, split: ForwardSplit) -> cst.FunctionDef:
     """In a batched callee, the number of directions (``_batch``, as the forward pass named
-    it) comes from whichever tangents the caller passed."""
+    it) is a keyword-only parameter its callers pass: no tangent it is given need hold an
+    array (the tangent of an empty tuple, or of a number left out) to tell it. A recursive
+    call, generated before the callee's parameter is known, leaves it out: then it comes
+    from whichever tangents it was given."""
     batch = next((_assigns_batch(s) for s in funcdef.body.body if _assigns_batch(s)), None)
     if batch is None:  # no parameters: nothing varies
         return funcdef
+    split.batch_param = batch
     names = ", ".join(split.tangent_names[p] for p in split.wrt)
-    statement = cst.parse_statement(f"{batch} = batch_size({names})")
+    given = f"{batch} = batch_size({names}) if {batch} is None else {batch}"
+    statement = cst.parse_statement(given)
     body = [statement, *[s for s in funcdef.body.body if not _assigns_batch(s)]]
-    return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
+    params = funcdef.params
+    keyword = cst.Param(cst.Name(batch), default=cst.Name("None"), equal=TIGHT_EQUAL)
+    params = params.with_changes(kwonly_params=(*params.kwonly_params, keyword))
+    return funcdef.with_changes(params=params, body=funcdef.body.with_changes(body=tuple(body)))
 
 
 def _assigns_batch(line) -> str | None:
