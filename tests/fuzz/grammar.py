@@ -277,7 +277,8 @@ class Generator:
         if triples:
             options.append(lambda: Text.plain(f"np.array({self.choice(triples)})"))
             # a list as one operand of ``+`` / ``*`` with an array is read as one array
-            options.append(lambda: fmt(f"{self.choice(triples)} + ({{}})", v()))
+            # (parenthesized: ``0.25 * L + v`` would multiply the list first)
+            options.append(lambda: fmt(f"({self.choice(triples)} + ({{}}))", v()))
             options.append(lambda: fmt(f"({{}}) * {self.choice(triples)}", v()))
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "V", depth))
