@@ -24,12 +24,14 @@ import numpy as np
 from s2sgrad.runtime.containers import keyed
 
 from . import tree
+from .traceback_filter import api_boundary
 
 __all__ = ["check_grads"]
 
 _MODES = ("forward", "reverse")
 
 
+@api_boundary
 def check_grads(
     f,
     args,

@@ -83,8 +83,9 @@ def test_a_transform_error_shows_the_users_frame_and_line(filtered):
         lambda: sg.vjp(uses_try, np.ones(3)),
         lambda: sg.hvp(uses_try)(np.ones(3), np.ones(3)),
         lambda: sg.value_and_grad(uses_try)(np.ones(3)),
+        lambda: sg.check_grads(uses_try, (np.ones(3),)),
     ],
-    ids=["jvp", "hessian", "jacobian", "vjp", "hvp", "value_and_grad"],
+    ids=["jvp", "hessian", "jacobian", "vjp", "hvp", "value_and_grad", "check_grads"],
 )
 def test_every_transform_filters(filtered, call):
     with pytest.raises(sg.TransformError) as info:
