@@ -289,7 +289,9 @@ def _check_index(op: Operation, nf: NormalForm, varied: set) -> None:
     raise LookupError(
         f"no gradient registered for {indexed}[...] with an index that depends on the "
         f"differentiated input{where}: build the array with np.concatenate, np.stack or "
-        f"np.array instead"
+        f"np.array instead (for a dict read with keys from a loop over the dict itself, "
+        f"`for k in d`, loop over d.keys() or d.items(): a loop over a name reads it by "
+        f"position)"
     )
 
 
