@@ -63,9 +63,17 @@ class Origin:
     """Where a value came from in the user's source: the node, resolved to a position only
     when a message needs it (positions cost more to compute than everything else in parsing)."""
 
-    def __init__(self, parsed: ParsedFunction, node: cst.CSTNode):
+    def __init__(self, parsed: ParsedFunction, node: cst.CSTNode, statement=None):
         self._parsed = parsed
         self._node = node
+        self._statement = statement  # the user's statement holding it (for a node normal
+        # form built itself, a comprehension's loop: it has no position of its own)
+
+    @property
+    def _located(self) -> cst.CSTNode:
+        if self._statement is not None and self._node not in self._parsed.positions:
+            return self._statement
+        return self._node
 
     @property
     def filename(self) -> str:
@@ -73,15 +81,15 @@ class Origin:
 
     @property
     def line(self) -> int:
-        return self._parsed.position(self._node)[0]
+        return self._parsed.position(self._located)[0]
 
     @property
     def col(self) -> int:
-        return self._parsed.position(self._node)[1]
+        return self._parsed.position(self._located)[1]
 
     @property
     def text(self) -> str:
-        return self._parsed.source_line(self._node)
+        return self._parsed.source_line(self._located)
 
     def __str__(self) -> str:
         return f"{self.filename}:{self.line}:{self.col + 1}"
@@ -162,6 +170,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         self.defined: set[str] = set(resolution.params)  # every name assigned so far
         self.inlined: set[str] = set()  # names assigned by inlined nested functions
         self.tuple_lengths: dict[str, int] = {}  # names of tuple literals -> their lengths
+        self.statement_node: cst.CSTNode | None = None  # the user's statement being normalized
         self.result = namer.fresh("_result")  # the value returned from inside a branch
         self.returned = namer.fresh("_returned")  # set by a return inside a loop
 
@@ -186,6 +195,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
                 self.end_iteration()
                 return True
             if self.parsed.locates(statement):  # (not a loop normal form wrote itself)
+                self.statement_node = statement
                 self.source_line = self.parsed.statement_line(statement)
                 self.comment = f"# line {self.source_line}: {first_line(statement)}"
             if isinstance(statement, cst.If):
@@ -550,7 +560,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         return new
 
     def origin(self, node: cst.CSTNode) -> Origin:
-        return Origin(self.parsed, node)
+        return Origin(self.parsed, node, self.statement_node)
 
     # -- expressions -----------------------------------------------------------------------
     def atom(self, expr: cst.BaseExpression) -> cst.BaseExpression:
