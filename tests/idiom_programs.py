@@ -373,3 +373,10 @@ def spreads_into_varargs(w):
 
 def takes_varargs(*ws):
     return np.sum(ws[0])
+
+
+def starred_in_a_list_literal(w):
+    first, *rest = w
+    items = [first * 2.0, *rest, *[np.sin(v) for v in w], first]
+    only = [*rest]
+    return sum(v * v for v in items) + only[0] * len(only)

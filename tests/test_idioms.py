@@ -54,6 +54,7 @@ CASES = {
     "a callee with **kwargs": (ip.calls_kwargs, (X3,)),
     "a callee with every kind of parameter": (ip.calls_every_kind_of_parameter, (X3,)),
     "spreading into *args and **kwargs": (ip.spreads_into_varargs, (X3,)),
+    "[a, *xs, b] list literal": (ip.starred_in_a_list_literal, (X3,)),
 }
 
 

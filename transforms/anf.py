@@ -625,6 +625,13 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
             value = self.atom(expr.value)
             elements = tuple(self.subscript_element(e) for e in expr.slice)
             return cst.Subscript(value=value, slice=elements)
+        if isinstance(expr, cst.List) and any(
+            isinstance(e, cst.StarredElement) for e in expr.elements
+        ):
+            joined = self.joined(expr)
+            if isinstance(joined, cst.BinaryOperation):
+                return self.flat(joined)
+            return self.atom(joined)  # ([*xs]: the comprehension alone)
         if isinstance(expr, (cst.Tuple, cst.List)):
             return self.sequence(expr)
         if isinstance(expr, cst.Dict):

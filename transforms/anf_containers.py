@@ -17,6 +17,7 @@ as the loops that build them).
 - ``f(*args)`` passes ``args[0], args[1], ...``: a literal's elements as they are, another
   value's items for the parameters of the user's `f` left to fill (after Python's check of
   its length), and ``f(**{"k": v})`` passes ``k=v``;
+- ``[a, *xs, b]`` is the join ``[a] + [v for v in xs] + [b]`` of lists built here;
 - ``first, *rest, last = xs`` reads ``xs[0]`` and ``xs[-1]`` and makes ``rest`` the list
   ``[xs[k] for k in starred_positions(xs, 1, 1)]`` (`runtime/iteration.py`), after Python's
   check of the length: the items of a list, a tuple's, or an array's rows, each an item read
@@ -106,6 +107,27 @@ class ContainerNormalizing:
         if isinstance(expr, cst.SetComp):
             return self.atom_of(cst.Call(cst.Name("set"), (cst.Arg(built),)))
         return built
+
+    def joined(self, literal: cst.List) -> cst.BaseExpression:
+        """``[a, *xs, b]`` as the join of lists it is (see the module docstring)."""
+        parts: list[cst.BaseExpression] = []
+        run: list[cst.Element] = []
+        for element in literal.elements:
+            if not isinstance(element, cst.StarredElement):
+                run.append(cst.Element(element.value))
+                continue
+            if run:
+                parts.append(cst.List(tuple(run)))
+                run = []
+            item = cst.Name(self.namer.fresh("item"))
+            loop = cst.CompFor(target=item, iter=element.value)
+            parts.append(cst.ListComp(elt=item, for_in=loop))
+        if run:
+            parts.append(cst.List(tuple(run)))
+        joined = parts[0]
+        for part in parts[1:]:
+            joined = cst.BinaryOperation(joined, cst.Add(), part)
+        return joined
 
     def listed(self, call: cst.Call) -> cst.Name | None:
         """``list(xs)`` as the comprehension ``[v for v in xs]``, or None for any other call

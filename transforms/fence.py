@@ -112,9 +112,18 @@ class _Fence(cst.CSTVisitor):
         if isinstance(node.target, (cst.Tuple, cst.List)):
             self._check_target(node.target)
 
+    def check_List(self, node: cst.List) -> None:
+        for element in node.elements:  # [a, *xs]: a join of lists (`anf_containers`)
+            if isinstance(element, cst.StarredElement):
+                self.starred_targets.add(id(element))
+
     def check_StarredElement(self, node: cst.StarredElement) -> None:
         if id(node) not in self.starred_targets:
-            raise self.parsed.error(node, "starred expression is not supported")
+            raise self.parsed.error(
+                node,
+                "starred expression is not supported here (it is in a list literal, "
+                "[a, *xs], in an assignment target and in a call)",
+            )
 
 
 def _is_item(target: cst.BaseExpression) -> bool:

@@ -1,7 +1,7 @@
 """Statements of issue 18's idioms for the fuzzer: dict views, ``map`` over a lambda, loops
 over list literals, a lambda defining a function, ``with np.errstate(...)``, dict, set and
-nested comprehensions, starred unpacking, ``list(...)``, ``zip(*pairs)``, ``enumerate``
-with a start, and NamedTuples built in the function (a mixin of
+nested comprehensions, starred unpacking, ``list(...)``, ``[x, *xs]``, ``zip(*pairs)``,
+``enumerate`` with a start, and NamedTuples built in the function (a mixin of
 `statements.ProgramGenerator`: it uses the generator's scope helpers and expressions)."""
 
 from __future__ import annotations
@@ -63,7 +63,12 @@ class IdiomStatements:
         source = self._sequence(scope)
         known = scope.get(source)
         length = known.length if known is not None and known.kind == "LS" else 3
-        scope[name] = Var("LS", length=length, exact=known is None or known.exact)
+        exact = known is None or known.exact
+        if self.chance(0.5):  # [x, *xs]: a join of lists
+            first = self.scalar(scope, 1)
+            scope[name] = Var("LS", length=length + 1, exact=exact)
+            return [Simple(fmt(f"{name} = [{{}}, *{source}]", first))]
+        scope[name] = Var("LS", length=length, exact=exact)
         return [Simple(Text.plain(f"{name} = list({source})"))]
 
     def _columns(self, scope):
