@@ -9,7 +9,7 @@ read by them do, through the rules of item reads.
 
 from .registry import registry
 
-__all__ = ["keys_of", "starred_positions"]
+__all__ = ["check_mapping", "keys_of", "starred_positions"]
 
 
 def keys_of(mapping) -> list:
@@ -23,4 +23,13 @@ def starred_positions(sequence, before: int, after: int) -> list:
     return list(range(before, len(sequence) - after))
 
 
-registry.register_nondiff([keys_of, starred_positions])
+def check_mapping(value) -> None:
+    """The check before ``d.get(k, default)``, which normal form writes as ``d[k] if k in d
+    else default``: that is ``get`` only for a dict."""
+    if not isinstance(value, dict):
+        raise TypeError(
+            f".get(key, default) is differentiated on a dict; got {type(value).__name__}"
+        )
+
+
+registry.register_nondiff([keys_of, starred_positions, check_mapping])

@@ -380,3 +380,9 @@ def starred_in_a_list_literal(w):
     items = [first * 2.0, *rest, *[np.sin(v) for v in w], first]
     only = [*rest]
     return sum(v * v for v in items) + only[0] * len(only)
+
+
+def dict_get_with_defaults(p):
+    scale = p.get("s", 1.0)
+    missing = p.get("nothing", 2.0)
+    return np.sum(p.get("w") * scale) + missing * np.sum(p["bias"] ** 2)

@@ -55,6 +55,7 @@ CASES = {
     "a callee with every kind of parameter": (ip.calls_every_kind_of_parameter, (X3,)),
     "spreading into *args and **kwargs": (ip.spreads_into_varargs, (X3,)),
     "[a, *xs, b] list literal": (ip.starred_in_a_list_literal, (X3,)),
+    "d.get(key, default)": (ip.dict_get_with_defaults, (PARAMS,)),
 }
 
 
@@ -140,3 +141,8 @@ def test_a_varargs_callee_gets_each_arguments_part():
 def test_differentiating_a_varargs_function_itself_says_to_wrap_it():
     with pytest.raises(TypeError, match=r"takes \*args or \*\*kwargs: wrap it"):
         sg.grad(ip.takes_varargs)(X3)
+
+
+def test_get_on_something_else_than_a_dict_is_a_type_error():
+    with pytest.raises(TypeError, match=r"\.get\(key, default\) is differentiated on a dict"):
+        sg.grad(ip.dict_get_with_defaults)([X3, B1])

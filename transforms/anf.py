@@ -737,6 +737,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         view = self.dict_view(expr)
         if view is not None:
             return view
+        got = self.dict_get(expr)
+        if got is not None:
+            return got
         listed = self.listed(expr)
         if listed is not None:
             return listed

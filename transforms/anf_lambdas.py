@@ -1,6 +1,7 @@
 """Pass 4, normalize: lambdas and dict views inside the function, the part of `anf._Normalizer`
 that gives each a form the later passes know.
 
+- ``d.get(k, default)`` on a local dict is ``d[k] if k in d else default``;
 - ``d.keys()`` on a local dict is ``keys_of(d)`` (a list of the keys, a constant of the
   derivative: `runtime/iteration.py`), ``d.values()`` is ``[d[k] for k in keys_of(d)]`` and
   ``d.items()`` is ``[(k, d[k]) for k in keys_of(d)]``: loops and comprehensions over them are
@@ -145,6 +146,31 @@ class LambdaNormalizing:
         return self.comprehension(
             cst.ListComp(elt=element, for_in=cst.CompFor(target=key, iter=keys))
         )
+
+    def dict_get(self, call: cst.Call) -> cst.BaseExpression | None:
+        """``d.get(k, default)`` on a local ``d`` as ``d[k] if k in d else default`` (after a
+        check that ``d`` is a dict): the read by key is differentiated as any other; None
+        for any other call."""
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "get"
+            and isinstance(func.value, cst.Name)
+            and self.resolution.is_local(func.value.value)
+        ):
+            return None
+        args = call.args
+        if not 1 <= len(args) <= 2 or any(a.keyword is not None or a.star for a in args):
+            raise self.parsed.error(call, "d.get takes a key and a default here: d.get(k, 0.0)")
+        key = args[0].value
+        if not isinstance(key, (cst.Name, cst.SimpleString, cst.Integer)):
+            raise self.parsed.error(key, "d.get needs a name or a literal as its key here")
+        mapping = self.atom(func.value)
+        self.emit(cst.Expr(cst.Call(cst.Name("check_mapping"), (cst.Arg(mapping),))))
+        default = args[1].value if len(args) == 2 else cst.Name("None")
+        test = cst.Comparison(key, (cst.ComparisonTarget(cst.In(), func.value),))
+        read = cst.Subscript(func.value, (cst.SubscriptElement(cst.Index(key)),))
+        return self.flat(cst.IfExp(test=test, body=read, orelse=default))
 
     def configures_warnings(self, statement: cst.Expr) -> bool:
         """``warnings.simplefilter(...)`` or ``warnings.filterwarnings(...)`` as a statement."""

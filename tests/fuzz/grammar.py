@@ -132,6 +132,9 @@ class Generator:
         if dicts:
             d = self.choice(dicts)
             options.append(lambda: Text.plain(f'{d}["{self.choice(scope[d].items)}"]'))
+            options.append(  # d.get: a key it has, or one it lacks (the default)
+                lambda: Text.plain(f'{d}.get("{self.choice((*scope[d].items, "z"))}", 0.5)')
+            )
         tuples = [n for n in self.of_kind(scope, "T") if "S" in scope[n].items]
         if tuples:
             t = self.choice(tuples)
