@@ -9,6 +9,7 @@ from fuzz.program import Block, Function, Program, Simple, Text
 from fuzz.reduce import reduce
 from fuzz.runner import Worker
 from fuzz.statements import generate
+from s2sgrad.runtime import registry
 
 WRONG_RULE = """
 import s2sgrad as sg
@@ -73,6 +74,9 @@ def test_a_hang_is_a_result():
 
 def test_generated_programs_run(tmp_path):
     for seed in range(200):
-        # (from a file: a program's own gradient rules are read from their source)
-        module = oracle.load(generate(seed).render(), tmp_path)
-        module.f(*[0.3 if kind == "S" else np.full(3, 0.3) for _, kind in generate(seed).params])
+        # (from a file: a program's own gradient rules are read from their source; forgotten
+        # afterwards, as the oracle forgets them)
+        with registry.scratch():
+            module = oracle.load(generate(seed).render(), tmp_path)
+            kinds = [kind for _, kind in generate(seed).params]
+            module.f(*[0.3 if kind == "S" else np.full(3, 0.3) for kind in kinds])

@@ -22,6 +22,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from s2sgrad.runtime import registry
 
 import s2sgrad as sg
 
@@ -360,7 +361,13 @@ def modes_for(program: Program, seed: int) -> tuple:
 
 
 def check(program: Program, directory: Path, modes: tuple | None = None) -> Outcome:
-    """Check `program` in `modes` (default: `modes_for`)."""
+    """Check `program` in `modes` (default: `modes_for`). The rules a program registers for
+    its own primitives are forgotten afterwards (the registry's meta-tests list every rule)."""
+    with registry.scratch():
+        return _check(program, directory, modes)
+
+
+def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
     rng = np.random.default_rng(program.seed)
     source = program.render()
     try:
