@@ -386,3 +386,14 @@ def dict_get_with_defaults(p):
     scale = p.get("s", 1.0)
     missing = p.get("nothing", 2.0)
     return np.sum(p.get("w") * scale) + missing * np.sum(p["bias"] ** 2)
+
+
+def _rebinds_its_number(a, b=0.5):
+    a += 2.0 * b  # (a number: rebound, not changed for the caller)
+    return a * a
+
+
+def spreads_numbers_into_a_rebinding_callee(x):
+    # the callee's number check knows a spread literal's items (refused before, as if
+    # `a` could be an array; fuzz seed 801029)
+    return _rebinds_its_number(*(x, 0.25)) + _rebinds_its_number(**{"a": x * x})

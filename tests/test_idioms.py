@@ -56,6 +56,7 @@ CASES = {
     "spreading into *args and **kwargs": (ip.spreads_into_varargs, (X3,)),
     "[a, *xs, b] list literal": (ip.starred_in_a_list_literal, (X3,)),
     "d.get(key, default)": (ip.dict_get_with_defaults, (PARAMS,)),
+    "spread numbers into a rebinding callee": (ip.spreads_numbers_into_a_rebinding_callee, (0.7,)),
 }
 
 

@@ -470,15 +470,27 @@ def user_callees(tree: ast.Module | None, free) -> list:
 
 def call_kinds(callee, params, expr: cst.Call, args: list) -> dict:
     """The kind of each of `callee`'s parameters in the call `expr`, given what is known of
-    the `args` (its default's kind, when the call leaves it out; not known behind ``*a``)."""
-    if any(arg.star for arg in expr.args):
+    the `args` (its default's kind, when the call leaves it out; behind ``*(a, b)`` and
+    ``**{"k": v}`` literals, the kind their items share; not known behind ``*a``)."""
+    literal = (cst.Tuple, cst.List, cst.Dict)
+    if any(arg.star and not isinstance(arg.value, literal) for arg in expr.args):
         return dict.fromkeys(params)
     code = callee.__code__
-    positional = [r.kind for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
-    kinds = dict(zip(params[: code.co_argcount], positional, strict=False))
+    positional, kinds = [], {}
     for arg, refs in zip(expr.args, args, strict=True):
-        if arg.keyword is not None:
+        if arg.star == "*":  # (normal form passes a literal's elements one by one)
+            positional += [refs.items] * len(arg.value.elements)
+        elif arg.star == "**":
+            for element in arg.value.elements:
+                key = getattr(element, "key", None)
+                if not isinstance(key, cst.SimpleString):
+                    return dict.fromkeys(params)
+                kinds[key.evaluated_value] = refs.items
+        elif arg.keyword is None:
+            positional.append(refs.kind)
+        else:
             kinds[arg.keyword.value] = refs.kind
+    kinds = {**dict(zip(params[: code.co_argcount], positional, strict=False)), **kinds}
     defaults = dict(callee.__kwdefaults__ or {})
     given = callee.__defaults__ or ()
     with_defaults = params[code.co_argcount - len(given) : code.co_argcount]
