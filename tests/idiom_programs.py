@@ -397,3 +397,14 @@ def spreads_numbers_into_a_rebinding_callee(x):
     # the callee's number check knows a spread literal's items (refused before, as if
     # `a` could be an array; fuzz seed 801029)
     return _rebinds_its_number(*(x, 0.25)) + _rebinds_its_number(**{"a": x * x})
+
+
+def _rebinds_its_second(a, b=0.5):
+    b %= 2.0
+    return a * b
+
+
+def spreads_an_element_into_a_rebinding_callee(w):
+    # the spread literal's items walked one by one: w[-3] of a vector is a number (refused
+    # before, with the kind of the array beside it; fuzz seed 800391)
+    return np.sum(_rebinds_its_second(*(w, w[-3])))

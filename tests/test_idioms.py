@@ -57,6 +57,7 @@ CASES = {
     "[a, *xs, b] list literal": (ip.starred_in_a_list_literal, (X3,)),
     "d.get(key, default)": (ip.dict_get_with_defaults, (PARAMS,)),
     "spread numbers into a rebinding callee": (ip.spreads_numbers_into_a_rebinding_callee, (0.7,)),
+    "spread items into a rebinding callee": (ip.spreads_an_element_into_a_rebinding_callee, (X3,)),
 }
 
 

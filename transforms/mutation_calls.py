@@ -44,11 +44,37 @@ from .parse import ParsedFunction, parse_function
 from .resolve import Resolution, resolve
 
 
+def _spread_literals(call: cst.Call) -> cst.Call:
+    """`call` with ``*(a, b)`` and ``**{"k": v}`` literals written out as the arguments they
+    are (normal form passes them so: `anf_containers.spread`), so that each is walked and
+    bound to its parameter with its own kind; any other call as it is."""
+    if not any(arg.star for arg in call.args):
+        return call
+    args: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.star == "*" and isinstance(arg.value, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in arg.value.elements):
+                return call
+            args.extend(cst.Arg(e.value) for e in arg.value.elements)
+        elif arg.star == "**" and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                key = getattr(element, "key", None)
+                if not isinstance(key, cst.SimpleString) or not key.evaluated_value.isidentifier():
+                    return call
+                args.append(cst.Arg(element.value, keyword=cst.Name(key.evaluated_value)))
+        elif arg.star:
+            return call
+        else:
+            args.append(arg)
+    return call.with_changes(args=tuple(args))
+
+
 class CallWalker:
     """The part of `mutation._Walker` that walks calls (it supplies `expression`, `block`,
     `protect`, `change`, `new_token`, `walk_callee` and the walk's attributes)."""
 
     def call(self, expr: cst.Call, state: State) -> Refs:
+        expr = _spread_literals(expr)
         func = expr.func
         spelled = (
             self.resolution.spell(func) if isinstance(func, cst.Name | cst.Attribute) else None
