@@ -62,7 +62,7 @@ def _integer(k: int) -> cst.BaseExpression:
 
 
 class ContainerNormalizing:
-    """The comprehension forms of `anf._Normalizer` (a mixin: it uses ``self.parsed``,
+    """The container forms of `anf._Normalizer` (a mixin: it uses ``self.parsed``,
     ``self.namer``, ``self.current`` and the methods ``assign``, ``atom``, ``atom_of``,
     ``emit``, ``for_statement``, ``assign_atom`` and ``origin``)."""
 
