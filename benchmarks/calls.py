@@ -11,14 +11,13 @@ inline one. Nothing here asserts: these are numbers to read, not tests.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
 import s2sgrad as sg
 
-from .timing import FULL, QUICK, Settings, format_time, interleaved, make_timer
+from .timing import Settings, format_time, interleaved, make_timer, table_main, text_table
 
 TARGET = 1.2
 STEPS = 500
@@ -86,21 +85,11 @@ def table(settings: Settings) -> str:
     medians, ratio of the fastest repeats, target)."""
     found = rows(settings)
     header = ["spring, 500 steps", "callee", "inline", "ratio", "best-of ratio", "target"]
-    widths = [max(len(r[i]) for r in [header, *found]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *found]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines) + "\n\n  (* marks a miss; ratio = callee time / inline time)"
+    return text_table(header, found, "* marks a miss; ratio = callee time / inline time")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.calls", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats: noisier")
-    options = parser.parse_args(argv)
-    print(table(QUICK if options.quick else FULL))
-    return 0
+    return table_main("python -m benchmarks.calls", __doc__, table, argv)
 
 
 if __name__ == "__main__":

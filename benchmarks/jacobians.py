@@ -17,7 +17,6 @@ here asserts: these are numbers to read, not tests.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import timeit
 
@@ -25,7 +24,7 @@ import numpy as np
 
 import s2sgrad as sg
 
-from .timing import FULL, QUICK, Settings, format_time, interleaved
+from .timing import Settings, format_time, interleaved, table_main, text_table
 
 TARGET = 3.0
 DELTA = 0.3
@@ -125,21 +124,11 @@ def table(settings: Settings) -> str:
     other libraries)."""
     found = rows(settings)
     header = ["case", "s2sgrad", "by hand", "ratio", "target", "others / by hand"]
-    widths = [max(len(r[i]) for r in [header, *found]) for i in range(6)]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *found]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines) + "\n\n  (* marks a miss; the hand-written versions are analytic)"
+    return text_table(header, found, "* marks a miss; the hand-written versions are analytic")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.jacobians", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats: noisier")
-    options = parser.parse_args(argv)
-    print(table(QUICK if options.quick else FULL))
-    return 0
+    return table_main("python -m benchmarks.jacobians", __doc__, table, argv)
 
 
 if __name__ == "__main__":

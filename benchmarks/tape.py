@@ -23,7 +23,6 @@ asserts: these are numbers to read, not tests.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import timeit
 
@@ -31,7 +30,7 @@ import numpy as np
 
 import s2sgrad as sg
 
-from .timing import FULL, QUICK, Settings, format_time, interleaved
+from .timing import Settings, format_time, interleaved, table_main, text_table
 
 TRAIN_TARGET = 2.0
 RECORD_TARGET = 3e-6
@@ -202,24 +201,15 @@ def table(settings: Settings) -> str:
     """The GradientTape table (each row: case, s2sgrad, reference, ratio, target, note)."""
     rows = [train_step(settings), recording(settings), jacobian(settings)]
     header = ["tape case", "s2sgrad", "reference", "ratio / extra", "target", "note"]
-    widths = [max(len(str(r[i])) if i < len(r) else 0 for r in [header, *rows]) for i in range(6)]
-    lines = []
-    for r in [header, *rows]:
-        cells = [str(r[i]) if i < len(r) else "" for i in range(6)]
-        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return (
-        "\n".join(lines) + "\n\n  (* marks a miss; references: hand-written NumPy step, plain "
-        "NumPy ops, one tape.gradient)"
+    footnote = (
+        "* marks a miss; references: hand-written NumPy step, plain NumPy ops, one "
+        "tape.gradient"
     )
+    return text_table(header, rows, footnote)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.tape", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats: noisier")
-    options = parser.parse_args(argv)
-    print(table(QUICK if options.quick else FULL))
-    return 0
+    return table_main("python -m benchmarks.tape", __doc__, table, argv)
 
 
 if __name__ == "__main__":

@@ -134,3 +134,27 @@ def format_time(seconds: float) -> str:
     if seconds < 1.0:
         return f"{seconds * 1e3:.3g} ms"
     return f"{seconds:.3g} s"
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence], footnote: str) -> str:
+    """`rows` under `header` in left-aligned columns (a short row is padded), a rule under the
+    header and `footnote` below: the tables the benchmark modules print."""
+    lines = [[str(cell) for cell in row] for row in [header, *rows]]
+    lines = [row + [""] * (len(header) - len(row)) for row in lines]
+    widths = [max(len(row[i]) for row in lines) for i in range(len(header))]
+    text = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in lines
+    ]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text) + f"\n\n  ({footnote})"
+
+
+def table_main(prog: str, description: str | None, table: Callable, argv=None) -> int:
+    """``python -m benchmarks.NAME [--quick]``: print `table` for the chosen run lengths."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats: noisier")
+    options = parser.parse_args(argv)
+    print(table(QUICK if options.quick else FULL))
+    return 0
