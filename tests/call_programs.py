@@ -77,6 +77,20 @@ def with_nested_helpers(x, w):
     return total
 
 
+def nested_with_shadowing_parameters(x, v, k):
+    # the nested function's parameters and locals share names with the caller's loop-carried
+    # values: its reads of them are its own, not the caller's (which change every step)
+    def step(x, v):
+        a = -k * x
+        v = v + 0.1 * a
+        x = x + 0.1 * v
+        return x, v
+
+    for _ in range(4):
+        x, v = step(x, v)
+    return x * x + v * v
+
+
 def nested_reads_a_changed_value(x):
     k = 2.0
 

@@ -76,6 +76,15 @@ def test_nested_functions_are_inlined(w):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+def test_nested_function_parameters_shadow_the_callers_changing_names():
+    # once refused: "nested function 'step' reads 'x', which changes after it is defined"
+    args = (0.7, -0.3, 1.9)
+    f = cp.nested_with_shadowing_parameters
+    for i, got in enumerate(sg.grad(f, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(got, numerical_gradient(f, args, i), rtol=1e-6, atol=1e-8)
+    sg.check_grads(f, args, order=2)
+
+
 def test_nested_function_reading_a_changed_value_is_rejected():
     with pytest.raises(sg.TransformError, match="changes after it is defined"):
         sg.grad(cp.nested_reads_a_changed_value)

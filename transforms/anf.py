@@ -41,6 +41,7 @@ from .anf_containers import ContainerNormalizing
 from .anf_lambdas import LambdaNormalizing
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
+    AssignedNames,
     NestedReads,
     always_exits,
     contains_jump,
@@ -169,7 +170,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         self.inlining: set[str] = set()
         self.defined: set[str] = set(resolution.params)  # every name assigned so far
         self.inlined: set[str] = set()  # names assigned by inlined nested functions
-        self.tuple_lengths: dict[str, int] = {}  # names of tuple literals -> their lengths
+        # names of tuple literals -> their items (atoms): unpacking one reads them directly
+        self.tuple_items: dict[str, tuple[cst.BaseExpression, ...]] = {}
         self.statement_node: cst.CSTNode | None = None  # the user's statement being normalized
         self.result = namer.fresh("_result")  # the value returned from inside a branch
         self.returned = namer.fresh("_returned")  # set by a return inside a loop
@@ -427,8 +429,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         if isinstance(first, cst.Name):
             flat = self.flat(value)  # before `define`: the right side reads the old version
             name = self.define(first.value)
-            if isinstance(flat, cst.Tuple):  # (its length, for f(*name): `spread`)
-                self.tuple_lengths[name] = len(flat.elements)
+            self.note_tuple(name, flat)  # (for f(*name), `spread`, and unpacking)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(name)),), flat), name)
             self.origins[name] = self.origin(origin_node or value)
         else:
@@ -493,6 +494,13 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
             self.unpack_results(elements, value)
             return
         source = value if normal else self.atom(value)
+        items = self.tuple_items.get(source.value) if isinstance(source, cst.Name) else None
+        if items is not None and len(items) == len(elements):
+            # a tuple built in the function (a returned ``x, v`` of an inlined call): its items
+            # are atoms whose names are never assigned again, so they are its elements
+            for element, item in zip(elements, items, strict=True):
+                self.assign_atom(element, item, value)
+            return
         check = cst.Call(
             cst.Name("check_unpack"), (cst.Arg(source), cst.Arg(cst.Integer(str(len(elements)))))
         )
@@ -574,9 +582,17 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
             return name_expr(spelled)
         flat = self.flat(expr)  # first, so temporaries are numbered in the order they run
         temp = self.namer.temp()
+        self.note_tuple(temp, flat)
         self.emit(cst.Assign((cst.AssignTarget(cst.Name(temp)),), flat), temp)
         self.origins[temp] = self.origin(expr)
         return cst.Name(temp)
+
+    def note_tuple(self, name: str, flat: cst.BaseExpression) -> None:
+        """Remember the items of a tuple literal `name` is assigned (directly or by a copy)."""
+        if isinstance(flat, cst.Tuple):
+            self.tuple_items[name] = tuple(e.value for e in flat.elements)
+        elif isinstance(flat, cst.Name) and flat.value in self.tuple_items:
+            self.tuple_items[name] = self.tuple_items[flat.value]
 
     def name(self, expr: cst.Name) -> cst.BaseExpression:
         if expr.value in self.current:
@@ -672,9 +688,13 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         if set(values) != set(params):
             raise self.parsed.error(call, f"{name} is missing arguments")
         atoms = {p: self.atom(values[p]) for p in params}
-        reads = NestedReads()
+        reads, own = NestedReads(), AssignedNames()
         node.body.visit(reads)
-        for read in reads.names:
+        node.body.visit(own)
+        # a name the nested function binds (a parameter, an assignment anywhere in its body)
+        # is its own in every read, as in Python: the caller's changing value is not read
+        outer_reads = reads.names - set(params) - set(own.names)
+        for read in sorted(outer_reads):
             if read in at_definition and self.current.get(read) != at_definition[read]:
                 raise self.parsed.error(
                     call,

@@ -201,9 +201,9 @@ class ContainerNormalizing:
         literal's), or for a user's `f` the items of `args` for the parameters the other
         arguments leave, after Python's check that there are as many."""
         items = self.atom(arg.value)
-        known = self.tuple_lengths.get(items.value) if isinstance(items, cst.Name) else None
+        known = self.tuple_items.get(items.value) if isinstance(items, cst.Name) else None
         if known is not None:
-            return [cst.Arg(_index(items, cst.Integer(str(k)))) for k in range(known)]
+            return [cst.Arg(_index(items, cst.Integer(str(k)))) for k in range(len(known))]
         parameters = self._positional_parameters(call.func)
         if parameters is None or any(a.star for a in (*before, *after)):
             raise self.parsed.error(
@@ -263,9 +263,7 @@ class ContainerNormalizing:
     def unpack_starred(self, target, value, normal: bool) -> None:
         """``a, *rest, b = value`` (see the module docstring)."""
         elements = [element.value for element in target.elements]
-        star = next(
-            k for k, e in enumerate(target.elements) if isinstance(e, cst.StarredElement)
-        )
+        star = next(k for k, e in enumerate(target.elements) if isinstance(e, cst.StarredElement))
         after = len(elements) - star - 1
         source = value if normal else self.atom(value)
         if not isinstance(source, cst.Name):  # a literal: named, so the loop below reads it
