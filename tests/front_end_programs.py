@@ -8,38 +8,31 @@ import numpy as np
 
 def one_line_if(x):
     y = x * x
-    if x > 0:
-        y = 2 * x * y  # noqa: E701
+    if x > 0: y = 2 * x * y  # noqa: E701
     return y
 
 
 def one_line_if_else(x):
-    if x > 0:
-        y = 2 * x * x  # noqa: E701
-    else:
-        y = x * x * x  # noqa: E701
+    if x > 0: y = 2 * x * x  # noqa: E701
+    else: y = x * x * x  # noqa: E701
     return y
 
 
 def one_line_for(x):
     y = x
-    for _ in range(3):
-        y = y * x  # noqa: E701
+    for _ in range(3): y = y * x  # noqa: E701
     return y
 
 
 def one_line_while(x):
     y = x
     i = 0
-    while i < 3:
-        i = i + 1
-        y = y * x + i  # noqa: E701, E702
+    while i < 3: i = i + 1; y = y * x + i  # noqa: E701, E702
     return y
 
 
 def one_line_nested_def(x):
-    def square(v):
-        return v * v
+    def square(v): return v * v
 
     return square(x) + x
 
@@ -47,8 +40,7 @@ def one_line_nested_def(x):
 def one_line_loop_break(x):
     total = 0.0
     for i in range(5):
-        if i > 2:
-            break  # noqa: E701
+        if i > 2: break  # noqa: E701
         total = total + x ** (i + 1)
     return total
 
@@ -56,7 +48,7 @@ def one_line_loop_break(x):
 def comment_at_column_zero(x):
     y = x * x
     if x > 0:
-        # a comment at column 0 inside an indented block
+# a comment at column 0 inside an indented block
         y = y * 3.0
     return y
 
@@ -64,7 +56,7 @@ def comment_at_column_zero(x):
 def inner_with_column_zero_comment():
     def inner(x):
         y = np.sin(x) * x
-        # a comment at column 0 inside a nested (indented) definition
+# a comment at column 0 inside a nested (indented) definition
         return y * y
 
     return inner
@@ -73,7 +65,7 @@ def inner_with_column_zero_comment():
 class Model:
     def energy(self, x):
         y = np.cos(x) * x
-        # a comment at column 0 inside a method
+# a comment at column 0 inside a method
         return y * y
 
 

@@ -222,7 +222,10 @@ def _scipy_rows(Row):
             )
             for kw in ({}, {"trans": 1})
         ],
-        *[Row(linalg.lu, (((3, 3),), ((4, 4),), ((2, 3, 3),)), output=k, tol=1e-5) for k in (1, 2)],
+        *[
+            Row(linalg.lu, (((3, 3),), ((4, 4),), ((2, 3, 3),)), output=k, tol=1e-5)
+            for k in (1, 2)
+        ],
         Row(linalg.expm, (((3, 3),), ((2, 3, 3),)), domain=small, tol=1e-5),
         Row(linalg.sqrtm, (((3, 3),),), domain=spd, tol=1e-5),
         *[

@@ -213,6 +213,7 @@ def test_a_tuple_primitive_not_unpacked_is_refused_in_every_mode(mode):
             sg.jvp(_slogdet_kept_whole, (a,), (np.eye(2),))
 
 
+
 def _slogdet_into_items_and_tuples(a):
     out = [0.0, 0.0]
     sign, out[1] = np.linalg.slogdet(a)

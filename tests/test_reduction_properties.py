@@ -79,7 +79,9 @@ def shapes_and_axes(draw):
         st.one_of(
             st.none(),
             st.integers(-ndim, ndim - 1),
-            st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(tuple),
+            st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True).map(
+                tuple
+            ),
         )
     )
     return shape, axis, draw(st.booleans())

@@ -239,6 +239,7 @@ def test_linear_function_has_zero_second_derivatives_shaped_like_the_argument(f,
         np.testing.assert_array_equal(hessian, 0.0)
 
 
+
 def sinc_sum(x):
     return np.sum(np.sinc(x))
 
@@ -247,5 +248,5 @@ def test_the_hessian_of_sinc_at_zero_is_minus_pi_squared_over_three():
     """The slope (cos(pi x) - sinc(x)) / x is 0/0 at 0: the rule uses its series there."""
     x = np.array([0.0, 1e-5, 0.5])
     h = sg.hessian(sinc_sum)(x)
-    np.testing.assert_allclose(np.diag(h)[:2], [-(np.pi**2) / 3] * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.diag(h)[:2], [-np.pi**2 / 3] * 2, rtol=1e-6)
     np.testing.assert_allclose(h, numerical_jacobian(sg.grad(sinc_sum), x), atol=1e-6)

@@ -129,8 +129,8 @@ class _Positions:
         self.lost: set[str] = set()  # names assigned otherwise: not followed
 
     def size(self) -> int:
-        return (
-            sum(map(len, self.own.values())) + sum(map(len, self.items.values())) + len(self.lost)
+        return sum(map(len, self.own.values())) + sum(map(len, self.items.values())) + len(
+            self.lost
         )
 
     def reads_unvaried(self, op: Operation) -> bool:

@@ -233,7 +233,9 @@ class _Freshness:
         if isinstance(expr, cst.BinaryOperation) and isinstance(
             expr.operator, (cst.Add, cst.Multiply)
         ):
-            return self._may_be_sequence(expr.left, seen) or self._may_be_sequence(expr.right, seen)
+            return self._may_be_sequence(expr.left, seen) or self._may_be_sequence(
+                expr.right, seen
+            )
         return False
 
     def _name_is_new(self, name: str, seen: frozenset[str]) -> bool:

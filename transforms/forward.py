@@ -302,7 +302,9 @@ def _user_call(op: Operation, line, tangents: Tangents):
             items = (cst.DictElement(key_literal(k), t) for k, t in parts.items())
             bound[param] = cst.Dict(tuple(items))
     tangent_args = tuple(
-        cst.Arg(bound[p], keyword=cst.Name(split.tangent_names[p])) for p in split.wrt if p in bound
+        cst.Arg(bound[p], keyword=cst.Name(split.tangent_names[p]))
+        for p in split.wrt
+        if p in bound
     )
     if split.batch_param is not None:  # a batched callee: our number of directions
         tangent_args += (cst.Arg(cst.Name(tangents.batch), keyword=cst.Name(split.batch_param)),)

@@ -126,10 +126,8 @@ def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> st
         return _LATER[name]
     if _is_distribution(primitive):
         return _FROZEN.format(example=name)
-    if (
-        primitive is None
-        and name.startswith("array method .")
-        and (name.partition(".")[2] in _DISTRIBUTION_METHODS)
+    if primitive is None and name.startswith("array method .") and (
+        name.partition(".")[2] in _DISTRIBUTION_METHODS
     ):
         return _FROZEN.format(example="scipy.stats.norm")
     if primitive is None or not callable(primitive):

@@ -170,7 +170,9 @@ def inline(lines: list, counts: tuple | None = None) -> tuple[list, bool]:
                 break
             # (a rebinding matters for the names the value reads; a change in place for
             # every name that may share their memory)
-            if set(usages[i].reads) & set(usages[j].writes) or value_reads & set(usages[j].mutates):
+            if set(usages[i].reads) & set(usages[j].writes) or value_reads & set(
+                usages[j].mutates
+            ):
                 break
     nested_changed = False
 
