@@ -52,10 +52,10 @@ from s2sgrad.cache_files import entry_path, read_json, touch, usable_directory, 
 from s2sgrad.runtime import registry
 from s2sgrad.transforms import spec as _spec_module
 from s2sgrad.transforms.source import run_module, source_lines
-from s2sgrad.transforms.spec import Generated, GradSpec
+from s2sgrad.transforms.spec import Generated, GradSpec, inlining
 from s2sgrad.transforms.spelling import canonical_spelling
 
-_FORMAT = 2
+_FORMAT = 3
 ENVIRONMENT_VARIABLE = cache_files.ENVIRONMENT_VARIABLE  # (named here too, as before)
 directory = cache_files.directory
 _MAX_FUNCTIONS = 64  # a call graph larger than this (a library's functions) is not cached
@@ -176,7 +176,7 @@ def transform_key(fn: types.FunctionType, spec: GradSpec) -> str | None:
     graph = _call_graph(fn)
     if graph is None:
         return None
-    parts = [_fingerprint(), repr(spec)]
+    parts = [_fingerprint(), repr(spec), f"inlining={inlining()}"]
     for function, found in zip(*graph, strict=True):
         filename = function.__code__.co_filename
         if filename.startswith("<"):  # generated code, an exec string: not a file we can trust
@@ -359,9 +359,21 @@ def _bind(fn: types.FunctionType, records: list):
                 return None
             free[name] = value
         frees[position] = free
-        namespaces[position] = {spelled: free[name] for spelled, name in record["namespace"]}
-    if any(namespace is None for namespace in namespaces):
-        return None
+    for position, record in enumerate(records):
+        namespace = namespaces[position] = {}
+        for spelled, name, *callee in record["namespace"]:
+            if not callee:  # the function's own free name
+                namespace[spelled] = frees[position][name]
+                continue
+            if not 0 <= callee[0] < len(records) or frees[callee[0]] is None:
+                return None
+            if len(callee) == 1:  # an inlined callee's free name
+                namespace[spelled] = frees[callee[0]][name]
+                continue
+            value = _default_of(functions[callee[0]], name)  # an inlined callee's default
+            if describe(value) != callee[1]:
+                return None
+            namespace[spelled] = value
     return functions, namespaces, frees[0]
 
 
@@ -513,18 +525,58 @@ def _describe_transform(analysis, param_kinds: list) -> tuple[dict, list, list]:
             else:
                 free.append([name, describe(value)])
         spelled_names = {spelled: name for name, spelled in resolution.spelling.items()}
-        if not set(namespace) <= set(spelled_names):
+        own = [spelled for spelled in namespace if spelled in spelled_names]
+        if len(records) and len(own) < len(namespace):
             raise _Uncacheable  # constants a custom rule reads: not the function's own
         records.append(
             {
                 "identity": _identity(function),
                 "free": free,
-                "namespace": [[spelled, spelled_names[spelled]] for spelled in namespace],
+                "namespace": [[spelled, spelled_names[spelled]] for spelled in own],
             }
         )
         namespaces.append(dict(namespace))
+    records[0]["namespace"] += _inlined_constants(analysis, index)
     meta = {"entry": analysis.entry, "params": [list(p) for p in param_kinds], "functions": records}
     return meta, functions, namespaces
+
+
+def _inlined_constants(analysis, index: dict) -> list:
+    """The namespace entries of the values the entry's inlined callees read
+    (`transforms/anf_inline.py`): ``[spelled, free name, callee]`` for a callee's global or
+    closure value, ``[spelled, parameter, callee, description]`` for a parameter's default
+    (checked on load like a free value: code is specialized for its kind).
+
+    Raises:
+        _Uncacheable: a constant of no inlined callee's (a custom rule's), a callee the
+            description does not reach, a default that cannot be described.
+    """
+    sources = analysis.nf.constant_sources
+    own = {spelled for name, spelled in analysis.resolution.spelling.items()}
+    entries = []
+    for spelled in analysis.namespace:
+        if spelled in own:
+            continue
+        source = sources.get(spelled)
+        if source is None or id(source[0]) not in index:
+            raise _Uncacheable
+        callee = index[id(source[0])]
+        if len(source) == 3:  # a parameter's default
+            value = analysis.namespace[spelled]
+            entries.append([spelled, source[1], callee, describe(value)])
+        else:
+            entries.append([spelled, source[1], callee])
+    return entries
+
+
+def _default_of(fn: types.FunctionType, param: str):
+    """The default `fn` has now for `param` (KeyError: none)."""
+    code = fn.__code__
+    positional = code.co_varnames[: code.co_argcount]
+    defaults = fn.__defaults__ or ()
+    if param in positional[len(positional) - len(defaults) :]:
+        return defaults[positional.index(param) - (len(positional) - len(defaults))]
+    return (fn.__kwdefaults__ or {})[param]
 
 
 def _describe_specialization(generated: Generated, functions: list, namespaces: list):

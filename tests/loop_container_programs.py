@@ -303,6 +303,12 @@ def tuple_grown_by_joins(w):
 
 
 def _pair(w):
+    pair = [w]
+    pair.append(2.0 * w)  # (a change in place: the call stays a call)
+    return pair
+
+
+def _pair_inlined(w):
     return [w, 2.0 * w]
 
 
@@ -312,6 +318,11 @@ def _single(c):
 
 def lists_from_calls_joined(w):
     ys = _single(3.0) + _pair(w)
+    return ys[0] * w + ys[1] * ys[2]
+
+
+def lists_from_inlined_calls_joined(w):
+    ys = _single(3.0) + _pair_inlined(w)  # (both inlined: the join is one the compiler sees)
     return ys[0] * w + ys[1] * ys[2]
 
 

@@ -14,6 +14,9 @@ import s2sgrad as sg
 from s2sgrad.forward_api import forward_transform
 from tests.numerical import numerical_gradient, numerical_jacobian
 
+# what is read here is the code of calls that stay calls (small callees are otherwise inlined)
+pytestmark = pytest.mark.usefixtures("calls_stay_calls")
+
 W = np.array([0.3, -0.7, 1.1])
 
 

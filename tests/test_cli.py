@@ -33,9 +33,15 @@ def helper(v):
     return np.sin(v) * SCALE
 
 
+def accumulate(v):
+    total = v * 1.0
+    total += np.cos(v)  # (an update in place: the call stays a call)
+    return total
+
+
 @decorator_that_does_not_exist
 def f(x: np.ndarray, y=float("nan")) -> float:
-    return np.sum(helper(x) * x) + math.cos(1.0)
+    return np.sum(helper(x) * x) + np.sum(accumulate(x)) + math.cos(1.0)
 
 
 def sigmoidish(x):
@@ -98,9 +104,10 @@ def test_dump_does_not_run_the_file(untrusted):
     assert result.returncode == 0, result.stderr
     assert not marker.exists()
     assert "def dfdx(x, y):" in result.stdout
-    assert "def _bwd_helper(" in result.stdout  # the callee, transformed too
+    assert "of helper: return np.sin(v) * SCALE" in result.stdout  # the callee, inlined
+    assert "def _bwd_accumulate(" in result.stdout  # a callee kept a call, transformed too
     assert "\x1b[" not in result.stdout  # a pipe gets no colour codes
-    compile(result.stdout.split("# _fwd_helper")[0], "dumped", "exec")
+    compile(result.stdout.split("# _fwd_accumulate")[0], "dumped", "exec")
 
 
 def test_errors_exit_2_with_one_line(untrusted, tmp_path):

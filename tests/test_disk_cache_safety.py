@@ -98,6 +98,7 @@ def test_callees_with_computed_defaults_work_in_later_processes(tmp_path):
     assert list(cache.rglob("*.json"))  # it was cached, and read
 
 
+@pytest.mark.usefixtures("calls_stay_calls")
 def test_callees_defaults_are_the_current_functions_own(tmp_path, cache):
     first = _load(tmp_path, "defaults_module", DEFAULTS)
     x = np.array([0.5, -1.0, 2.0])
@@ -111,6 +112,26 @@ def test_callees_defaults_are_the_current_functions_own(tmp_path, cache):
     assert generated is not None  # from disk
     expected = numerical_gradient(second.f, (x,), 0)
     np.testing.assert_allclose(generated.function(x), expected, rtol=1e-6, atol=1e-8)
+
+
+def test_an_inlined_callees_defaults_are_checked_on_load(tmp_path, cache):
+    # inlined, a callee's defaults are constants of the caller's code: read from the callee
+    # as it is now, and code specialized for another kind of default is a miss
+    x = np.array([0.5, -1.0, 2.0])
+    spec = GradSpec(wrt=("x",))
+    kinds = (frozenset(), (("x", 1),), frozenset())
+    sg.grad(_load(tmp_path, "defaults_module", DEFAULTS).f)(x)
+    second = _load(tmp_path, "defaults_module", DEFAULTS)
+    second.with_array.__defaults__ = (np.array([10.0, 20.0, 30.0]),)  # the same kind
+    hit = disk_cache.lookup(second.f, spec)
+    assert hit is not None
+    generated = disk_cache.load(hit, kinds)
+    assert generated is not None  # from disk
+    expected = numerical_gradient(second.f, (x,), 0)
+    np.testing.assert_allclose(generated.function(x), expected, rtol=1e-6, atol=1e-8)
+    third = _load(tmp_path, "defaults_module", DEFAULTS)
+    third.with_tuple.__defaults__ = ((2.0, 3.0, 4.0),)  # another kind: code for it differs
+    assert disk_cache.lookup(third.f, spec) is None
 
 
 # -- a directory only the user can write ------------------------------------------------------
@@ -212,7 +233,9 @@ def _expected_caller(x):
 
 @pytest.mark.parametrize("problem", list(PLANTED_MODULES))
 @pytest.mark.parametrize("part", ["module", "callee"])
-def test_a_specialization_that_does_not_load_is_a_miss(tmp_path, cache, problem, part):
+def test_a_specialization_that_does_not_load_is_a_miss(tmp_path, cache, problem, part, request):
+    if part == "callee":  # (a callee's halves: a call that stays a call)
+        request.getfixturevalue("calls_stay_calls")
     module = _load(tmp_path, "caller", CALLER)
     x = np.linspace(0.1, 1.0, 3)
     sg.grad(module.f)(x)

@@ -112,6 +112,7 @@ def test_round_trip_in_a_fresh_interpreter(tmp_path):
     ]
 
 
+@pytest.mark.usefixtures("calls_stay_calls")
 def test_exported_text_is_one_module(tmp_path):
     path = sg.export(sg.grad(with_constants), tmp_path / "m.py")
     text = open(path).read()
@@ -174,6 +175,18 @@ def test_bad_input(tmp_path):
     assert not os.path.exists(tmp_path / "y.py")
 
 
+def test_an_inlined_callee_is_part_of_the_exported_entry(tmp_path):
+    path = sg.export(sg.grad(with_constants), tmp_path / "m.py")
+    text = open(path).read()
+    defs = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    assert defs == ["dwith_constantsdx"]
+    assert re.search(r"# line \d+ of helper: return np.sin\(v\) \* SETTINGS", text)
+    x = np.linspace(0.1, 1.0, 3)
+    exported = _run_exported(path, [f"dwith_constantsdx(np.array({x.tolist()}), 0.5)"])
+    assert exported["results"] == [_exact(sg.grad(with_constants)(x, 0.5))]
+
+
+@pytest.mark.usefixtures("calls_stay_calls")
 def test_source_of_a_function_with_callees_is_one_module():
     df = sg.grad(with_constants, wrt=("x", "y"))
     x = np.linspace(0.1, 1.0, 3)

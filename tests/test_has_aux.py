@@ -164,11 +164,21 @@ def test_has_aux_needs_a_pair():
 
 
 def pair_of(x):
-    return x * 2.0, x
+    doubled = x * 1.0
+    doubled *= 2.0  # (an update in place: the call stays a call, its result seen as it runs)
+    return doubled, x
 
 
 def returns_a_callees_pair(x):
     return pair_of(x)
+
+
+def inlined_pair_of(x):
+    return x * 2.0, x
+
+
+def returns_an_inlined_callees_pair(x):
+    return inlined_pair_of(x)
 
 
 def returns_its_argument(x):
@@ -184,6 +194,13 @@ def test_an_output_whose_form_shows_only_when_it_runs_is_checked_at_the_call():
     assert sg.grad(returns_its_argument)(2.0) == 1.0
     np.testing.assert_array_equal(sg.grad(returns_its_argument)(np.ones(2)), np.ones(2))
     gradient, aux = sg.grad(returns_a_callees_pair, has_aux=True)(1.5)
+    assert gradient == 2.0 and aux == 1.5
+
+
+def test_an_inlined_callees_pair_is_seen_when_the_function_is_transformed():
+    with pytest.raises(TypeError, match="has_aux"):
+        sg.grad(returns_an_inlined_callees_pair)
+    gradient, aux = sg.grad(returns_an_inlined_callees_pair, has_aux=True)(1.5)
     assert gradient == 2.0 and aux == 1.5
 
 

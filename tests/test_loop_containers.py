@@ -153,6 +153,14 @@ def test_a_join_of_call_results_is_right_in_forward_mode_and_an_error_in_reverse
         sg.grad(f)(0.7)
 
 
+def test_a_join_of_inlined_call_results_is_right_in_both_modes():
+    f = lcp.lists_from_inlined_calls_joined
+    slope = float(numerical_gradient(f, [0.7], 0))
+    np.testing.assert_allclose(sg.jvp(f, (0.7,), (1.0,))[1], slope, rtol=1e-6)
+    np.testing.assert_allclose(sg.grad(f)(0.7), slope, rtol=1e-6)
+    sg.check_grads(f, (0.7,), order=2)
+
+
 def test_a_repeat_the_compiler_cannot_see_is_an_error_not_a_wrong_number():
     f = lcp.list_repeated_by_a_count  # the count is an argument: arithmetic or a repeat?
     with pytest.raises(TypeError, match="joining or repeating lists"):

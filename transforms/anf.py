@@ -38,12 +38,14 @@ import libcst as cst
 from s2sgrad.runtime import registry
 
 from .anf_containers import ContainerNormalizing
+from .anf_inline import CalleeInlining
 from .anf_lambdas import LambdaNormalizing
 from .anf_loops import END_OF_ITERATION, LoopNormalizing
 from .blocks import (
     AssignedNames,
     NestedReads,
     always_exits,
+    comment_lines,
     contains_jump,
     copy_line,
     first_line,
@@ -108,6 +110,10 @@ class NormalForm:
     loop_headers: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     loop_counts: Mapping[str, str] = dataclasses.field(default_factory=dict)
     number_checks: tuple[NumberCheck, ...] = ()
+    constants: Mapping[str, object] = dataclasses.field(default_factory=dict)  # inlined
+    # functions' captured values, which generated code reads besides the function's own
+    constant_sources: Mapping[str, tuple] = dataclasses.field(default_factory=dict)  # where
+    # each came from (`anf_inline`: a function's free name, or a parameter's default)
 
     def check_numbers(self, numbers: frozenset[str]) -> None:
         """Refuse, once argument types are known, an augmented assignment that would change
@@ -149,7 +155,7 @@ _NO_PARENS = {"lpar": (), "rpar": ()}
 _ARRAY_ONLY = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.Modulo)
 
 
-class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
+class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, CalleeInlining):
     def __init__(self, parsed: ParsedFunction, resolution: Resolution, namer: Namer):
         self.parsed = parsed
         self.resolution = resolution
@@ -167,14 +173,14 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         self.loop_counts: dict[str, str] = {}  # loop key -> the header of its iteration counter
         self.loops: list[tuple[dict, str | None]] = []  # enclosing loops: headers, counter
         self.nested: dict[str, tuple] = {}  # nested defs: their node, the names when defined
-        self.inlining: set[str] = set()
+        self.inlining: set[str] = set()  # the nested functions being inlined
         self.defined: set[str] = set(resolution.params)  # every name assigned so far
-        self.inlined: set[str] = set()  # names assigned by inlined nested functions
         # names of tuple literals -> their items (atoms): unpacking one reads them directly
         self.tuple_items: dict[str, tuple[cst.BaseExpression, ...]] = {}
         self.statement_node: cst.CSTNode | None = None  # the user's statement being normalized
         self.result = namer.fresh("_result")  # the value returned from inside a branch
         self.returned = namer.fresh("_returned")  # set by a return inside a loop
+        self.start_inlining()
 
     # -- statements ------------------------------------------------------------------------
     def run(self) -> None:
@@ -198,8 +204,14 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
                 return True
             if self.parsed.locates(statement):  # (not a loop normal form wrote itself)
                 self.statement_node = statement
-                self.source_line = self.parsed.statement_line(statement)
-                self.comment = f"# line {self.source_line}: {first_line(statement)}"
+                line = self.parsed.statement_line(statement)
+                if self.inlined_from is None:
+                    self.source_line = line
+                    self.comment = f"# line {line}: {first_line(statement)}"
+                else:  # an inlined function's: its adjoints come under the caller's line
+                    own = f"# line {line} of {self.inlined_from}: {first_line(statement)}"
+                    # (the call's line, when no statement of the caller's carries it yet)
+                    self.comment = own if self.comment is None else f"{self.comment}\n{own}"
             if isinstance(statement, cst.If):
                 consumed, leaves = self.if_statement(statement, statements[k + 1 :])
                 if consumed or leaves:
@@ -337,7 +349,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
                 else_lines.append(copy_line(joined, b))
                 self.current[name] = joined
                 self.line_of[joined] = if_line
-        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        leading = comment_lines(comment)
         orelse = cst.Else(body=indented(else_lines)) if else_lines else None
         self.lines.append(
             cst.If(test=test, body=indented(then_lines), orelse=orelse, leading_lines=leading)
@@ -345,10 +357,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         return then_exits and else_exits
 
     def emit(self, statement: cst.BaseSmallStatement, target: str | None = None) -> None:
-        leading = ()
-        if self.comment is not None:
-            leading = (cst.EmptyLine(comment=cst.Comment(self.comment)),)
-            self.comment = None
+        leading = comment_lines(self.comment)
+        self.comment = None
         self.lines.append(cst.SimpleStatementLine(body=(statement,), leading_lines=leading))
         if target is not None:
             self.line_of[target] = self.source_line
@@ -559,12 +569,12 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         # every assignment gets a name no other assignment has (two branches, or two loops,
         # assigning `y` give y and y_1: analyses keyed by name never confuse them)
         taken = name in self.current or name in RESERVED or name in self.defined
+        if self.inlined_from is not None:  # not the caller's: the caller's names are taken
+            taken = taken or self.namer.taken(name)
         new = self.namer.version(name) if taken else name
         self.namer.reserve(new)  # (a lambda's parameter is no local the namer started with)
         self.current[name] = new
         self.defined.add(new)
-        if self.inlining:
-            self.inlined.add(new)
         return new
 
     def origin(self, node: cst.CSTNode) -> Origin:
@@ -701,24 +711,38 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
                     f"nested function {name!r} reads {read!r}, which changes after it is "
                     f"defined: pass it as an argument instead",
                 )
+        self.inlining.add(name)
+        try:
+            return self.inline_body(name, atoms, list(node.body.body), at_definition)
+        finally:
+            self.inlining.discard(name)
+
+    def inline_body(
+        self, name: str, atoms: dict, statements: list, current: dict, share: bool = False
+    ) -> cst.Name:
+        """The body of an inlined function `name` normalized here, its parameters copies of
+        `atoms` (parameter -> atom), the caller's names it sees `current`: the name holding
+        what it returns. `share`: a parameter given a name is that name, no copy (for a
+        function that changes nothing in place; the body is normalized right here, so no
+        caller's name is assigned again while it runs)."""
         outer_current, outer_result, outer_returned = self.current, self.result, self.returned
         self.returned = self.namer.fresh(f"_{name}_returned")
         outer_loops, self.loops, outer_loop_depth = self.loops, [], self.loop_depth
-        self.loop_depth = 0  # the nested function's own returns and loops
-        self.current = dict(at_definition)
+        self.loop_depth = 0  # the inlined function's own returns and loops
+        self.current = dict(current)
         self.result = self.namer.fresh(f"_{name}_result")
-        self.inlining.add(name)
         self.depth += 1
-        for param in params:
+        for param, atom in atoms.items():
+            if share and isinstance(atom, cst.Name) and atom.value not in ("True", "False", "None"):
+                self.current[param] = atom.value
+                continue
             new = self.define(param)
-            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atoms[param]), new)
-        statements = list(node.body.body)
+            self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
         if not always_exits(statements):
-            statements.append(cst.SimpleStatementLine((cst.Return(cst.Name("None")),)))
+            statements = [*statements, cst.SimpleStatementLine((cst.Return(cst.Name("None")),))]
         self.block(statements)
         result = cst.Name(self.current[self.result])
         self.depth -= 1
-        self.inlining.discard(name)
         self.current, self.result, self.returned = outer_current, outer_result, outer_returned
         self.loops, self.loop_depth = outer_loops, outer_loop_depth
         return result
@@ -752,6 +776,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing):
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
+        inlined = self.inline_call(expr)
+        if inlined is not None:
+            return inlined
         if self.is_map(expr):
             return self.mapped(expr)
         view = self.dict_view(expr)
@@ -906,4 +933,6 @@ def normalize(parsed: ParsedFunction, resolution: Resolution, namer: Namer) -> N
         loop_headers=types.MappingProxyType(normalizer.loop_headers),
         loop_counts=types.MappingProxyType(normalizer.loop_counts),
         number_checks=number_checks,
+        constants=types.MappingProxyType(normalizer.constants),
+        constant_sources=types.MappingProxyType(normalizer.constant_sources),
     )

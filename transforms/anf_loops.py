@@ -11,6 +11,7 @@ from s2sgrad.runtime import registry
 
 from .blocks import (
     AssignedNames,
+    comment_lines,
     contains_jump,
     copy_line,
     indented,
@@ -115,7 +116,7 @@ class LoopNormalizing:
         loop = (headers, headers.get(counter) and counter, None)
         body = self.loop_body(loop, list(node.body.body), read_elements)
         self.source_line = loop_line
-        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        leading = comment_lines(comment)
         self.lines.append(
             cst.For(
                 target=cst.Name(target),
@@ -199,7 +200,7 @@ class LoopNormalizing:
         self.loop_counts[headers[condition]] = headers[counter]
         body = self.loop_body((headers, counter, (condition, node.test)), list(node.body.body))
         self.source_line = loop_line
-        leading = (cst.EmptyLine(comment=cst.Comment(comment)),) if comment else ()
+        leading = comment_lines(comment)
         self.lines.append(
             cst.While(test=cst.Name(headers[condition]), body=indented(body), leading_lines=leading)
         )

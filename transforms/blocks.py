@@ -82,6 +82,13 @@ def names_in_target(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+def comment_lines(comment: str | None) -> tuple[cst.EmptyLine, ...]:
+    """The leading lines of a statement headed by `comment` (one line per line of it)."""
+    if not comment:
+        return ()
+    return tuple(cst.EmptyLine(comment=cst.Comment(text)) for text in comment.split("\n"))
+
+
 def copy_line(target: str, source: str) -> cst.SimpleStatementLine:
     return cst.SimpleStatementLine(
         (cst.Assign((cst.AssignTarget(cst.Name(target)),), cst.Name(source)),)

@@ -120,17 +120,18 @@ def _walk(parsed: ParsedFunction, resolution: Resolution, kinds: dict, active=No
     """One walk, with the arguments of `kinds` (`active`: the user functions being walked
     with the kinds of their arguments, which a recursive call does not walk again, each with
     the kind its result is assumed to have); returns the kind of what the function returns
-    (None: not known)."""
+    and, for a container (``return x, v``), the kind of its items (None: not known): a
+    caller unpacking the result knows its numbers are numbers."""
     walker = _Walker(parsed, resolution, active)
     memory = {p: make(frozenset({f"arg:{p}"}), kind=kinds[p]) for p in resolution.params}
     arguments = {p: p for p in resolution.params}
     walker.block(list(parsed.funcdef.body.body), State(memory, {}, set(), arguments))
     if not walker.returned or not all(_returns(line) for line in parsed.funcdef.body.body[-1:]):
-        return None  # (falls off its end: None)
-    kind = walker.returned[0].kind
+        return None, None  # (falls off its end: None)
+    kind, items = walker.returned[0].kind, walker.returned[0].items
     for refs in walker.returned[1:]:
-        kind = join_kinds(kind, refs.kind)
-    return kind
+        kind, items = join_kinds(kind, refs.kind), join_kinds(items, refs.items)
+    return kind, items
 
 
 def _returns(line) -> bool:
@@ -143,7 +144,7 @@ class _Walker(CallWalker):
         self.parsed = parsed
         self.resolution = resolution
         self.active = active or {}  # user functions being walked -> assumed result kind
-        self.walked: dict = {}  # (callee, argument kinds) -> the kind of its result
+        self.walked: dict = {}  # (callee, argument kinds) -> the kinds of its result and items
         self.fresh = itertools.count()
         self.nested: dict[str, cst.FunctionDef] = {}
         self.returned: list[Refs] = []

@@ -105,8 +105,8 @@ class CallWalker:
 
     def known_call(self, expr, callee, args, every, state: State) -> Refs:
         if is_user_callee(callee):
-            kind = self.user_call(callee, expr, args)
-            return make(self.new_token() | every, every, kind)  # may return an argument
+            kind, items = self.user_call(callee, expr, args)
+            return make(self.new_token() | every, every, kind, items)  # may return an argument
         if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
             return Refs(every, every)
         name = getattr(callee, "__name__", "")
@@ -191,16 +191,17 @@ class CallWalker:
             return make(self.new_token(), kind=method_kind(method, receiver.kind, args))
         return Refs(self.new_token() | receiver.all | every, receiver.all | every)
 
-    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> object:
+    def user_call(self, callee: types.FunctionType, expr: cst.Call, args: list) -> tuple:
         """A user function is compiled once for every call site: each call walks it with
         what this call passes (a number, an array, a parameter's default), so that a callee
         updating a parameter in place is refused, at its line, for a caller passing an
-        array, and accepted for one passing a number. Returns the kind of its result."""
+        array, and accepted for one passing a number. Returns the kind of its result and of
+        the result's items (``return x, v``), each None when not known."""
         try:
             parsed = parse_function(callee)
             resolution = resolve(parsed, callee)
         except (TypeError, TransformError):
-            return None  # refused when the callee is compiled
+            return None, None  # refused when the callee is compiled
         kinds = call_kinds(callee, resolution.params, expr, args)
         key = (callee.__code__, tuple(sorted(kinds.items(), key=lambda kv: kv[0])))
         if key in self.active:  # recursion: its result is what is being found
@@ -209,14 +210,14 @@ class CallWalker:
             # the kind of a recursive function's result, found by walking it again while a
             # recursive call's result is assumed to be what the walk before found (at first
             # nothing: the join of the returns that do not recurse), until that holds
-            assumed = EMPTY
+            assumed = EMPTY, EMPTY
             for _ in range(4):
                 found = self.walk_callee(parsed, resolution, kinds, {**self.active, key: assumed})
                 if found == assumed:
                     break
                 assumed = found
             else:
-                found = None
+                found = None, None
             self.walked[key] = found
         return self.walked[key]
 

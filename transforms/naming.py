@@ -28,6 +28,10 @@ class Namer:
     def reserve(self, name: str) -> None:
         self._taken.add(name)
 
+    def taken(self, name: str) -> bool:
+        """Whether `name` was handed out or reserved."""
+        return name in self._taken
+
     def fresh(self, base: str) -> str:
         """`base` itself if free, else `base_1`, `base_2`, ..."""
         if base not in self._taken:

@@ -96,7 +96,7 @@ def analyze(
         check_output(nf, parsed.name, True, "sg.value_and_grad" if spec.with_value else "sg.grad")
         nf, aux = split_aux(nf, namer)
         _show(debug, "split_aux", nf.funcdef)
-    namespace = resolution.namespace()
+    namespace = {**resolution.namespace(), **nf.constants}
     assigned = {
         name
         for statement in nf.statements

@@ -61,6 +61,13 @@ class Resolution:
         found, value = self._value_of(expr)
         return (True, as_callee(value)) if found else (False, None)
 
+    def function_of(self, expr: cst.BaseExpression) -> types.FunctionType | None:
+        """The plain ``def`` function `expr` names (not a method, partial, callable object or
+        lambda), or None."""
+        found, value = self._value_of(expr)
+        plain = isinstance(value, types.FunctionType) and value.__code__.co_name != "<lambda>"
+        return value if found and plain else None
+
     def _value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
         if isinstance(expr, cst.Name):
             if expr.value in self.locals or expr.value not in self.free:

@@ -7,7 +7,18 @@ the on-disk cache (`s2sgrad.disk_cache`) builds both without importing the compi
 from __future__ import annotations
 
 import dataclasses
+import os
 import types
+
+INLINE_VARIABLE = "S2SGRAD_INLINE"
+
+
+def inlining() -> bool:
+    """Whether small user functions are written out where they are called
+    (`transforms/anf_inline.py`); ``S2SGRAD_INLINE=0`` keeps every call a call. Part of every
+    cache's key (`transform_cache`, `s2sgrad.disk_cache`): code compiled one way is never found
+    for the other."""
+    return os.environ.get(INLINE_VARIABLE, "").strip().lower() not in ("0", "off", "no", "false")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -34,6 +34,8 @@ from collections.abc import Callable
 
 from s2sgrad.runtime import registry
 
+from .spec import inlining
+
 _ABSENT = object()  # a name a code object mentions that its globals do not hold
 _TOP = object()  # a closure read of the cached function itself (checked against its cells)
 _DEFAULTS = object()  # a read of a callee's default values: (callee, _DEFAULTS, its defaults)
@@ -82,7 +84,7 @@ _entries: dict[tuple, _Entry] = {}
 
 
 def _key(fn: types.FunctionType, what) -> tuple:
-    return (fn.__code__, id(fn.__globals__), what)
+    return (fn.__code__, id(fn.__globals__), what, inlining())
 
 
 def find(fn: types.FunctionType, what):
@@ -102,6 +104,11 @@ def store(fn: types.FunctionType, what, value) -> None:
 def discard(fn: types.FunctionType, what) -> None:
     """Forget (`fn`, `what`) (its build failed)."""
     _entries.pop(_key(fn, what), None)
+
+
+def clear() -> None:
+    """Forget every entry (tests that compile the same functions under other settings)."""
+    _entries.clear()
 
 
 def cached(fn: types.FunctionType, what, build: Callable[[], object]):

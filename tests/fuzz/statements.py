@@ -64,6 +64,7 @@ class ProgramGenerator(IdiomStatements, Generator):
             ("int", 1),
             ("assert", 1),
             ("idiom", 2),
+            ("nested_def", 1),
         ]
         if depth < 2:
             kinds += [("if", 4), ("for", 4), ("while", 1)]
@@ -379,6 +380,24 @@ class ProgramGenerator(IdiomStatements, Generator):
             )
         ]
 
+    def s_nested_def(self, scope, depth, loop):
+        """A function defined inside ``f`` and called at once: its parameter is named like a
+        local of ``f`` when one of its kind exists (its reads are its own), its body reads
+        its parameters and the globals (normal form inlines it where it is called)."""
+        kind = self.choice("SV")
+        same = [n for n in self.assignable(scope) if scope[n].kind == kind]
+        param = self.choice(same) if same and self.chance(0.7) else ("p" if kind == "S" else "q")
+        name = self.fresh(scope, "nd")
+        own = {param: Var(kind), "r": Var("S")}
+        body = []
+        if self.chance(0.5):  # the parameter rebound inside: Python's own local
+            body.append(Simple(fmt(f"{param} = {{}}", self.value(own, kind))))
+        body.append(Simple(fmt("return {}", self.value(own, kind))))
+        target = self.fresh(scope, "s" if kind == "S" else "a")
+        call = fmt(f"{target} = {name}({{}}, {{}})", self.value(scope, kind, 1), self.scalar(scope))
+        scope[target] = Var(kind)
+        return [Block(Text.plain(f"def {name}({param}, r):"), body), Simple(call)]
+
     # ---- compound statements ---------------------------------------------------------------
 
     def s_if(self, scope, depth, loop):
@@ -504,7 +523,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(6)
+            form = self.rng.randrange(7)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -556,6 +575,26 @@ class ProgramGenerator(IdiomStatements, Generator):
                 inner = self.value({"a": Var(kind)}, kind)
                 text = fmt('return ({}) * opts["s"] + sum(r * r for r in rest)', inner)
                 self.helpers.append(Function(f"def {name}(a, *rest, **opts):", [Simple(text)]))
+                self.helper_sigs.append((name, kind, (kind,)))
+            elif form == 6:  # a loop with an early return (inlined where it is called unless
+                # its random statements change something in place)
+                kind = self.choice("SV")
+                name = f"lp{number}"
+                scope = {"a": Var(kind), "b": Var("S"), "c": Var("S")}
+                self.out_kind = kind
+                body = self.block(scope, 1, None, self.rng.randrange(0, 2))
+                body.append(Simple(fmt("t = {}", self.value(scope, kind))))
+                scope["t"] = Var(kind)
+                loop_body = [
+                    Simple(fmt("t = t * 0.5 + b * ({})", self.value(scope, kind, 1))),
+                    Block(
+                        fmt("if {}:", self.condition(scope)),
+                        [Simple(fmt("return {}", self.value(scope, kind, 1)))],
+                    ),
+                ]
+                body.append(Block(Text.plain("for _ in range(3):"), loop_body))
+                body.append(Simple(fmt("return {}", self.value(scope, kind))))
+                self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
                 self.helper_sigs.append((name, kind, (kind,)))
             else:  # two closures of one factory: one code, two captured values
                 kind = self.choice("SV")

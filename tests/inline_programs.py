@@ -1,0 +1,105 @@
+"""Programs whose user functions are inlined where they are called (`transforms/anf_inline`),
+or kept as calls, for test_inlining."""
+
+import inline_elsewhere as elsewhere
+import numpy as np
+
+SCALE = 3.0
+
+
+def step(x, v, k, dt):
+    a = -k * x
+    v = v + dt * a
+    x = x + dt * v
+    return x, v
+
+
+def spring(x, v, k):
+    for _ in range(20):
+        x, v = step(x, v, k, 0.05)
+    return x * x + v * v
+
+
+def step_in_place(x, v, k, dt):
+    a = -k * x
+    v += dt * a  # (an augmented assignment to a parameter: the call stays a call)
+    x = x + dt * v
+    return x, v
+
+
+def spring_in_place(x, v, k):
+    for _ in range(20):
+        x, v = step_in_place(x, v, k, 0.05)
+    return x * x + v * v
+
+
+def scaled_here(x):
+    return SCALE * x
+
+
+def scaled_twice(x):
+    # elsewhere.scaled reads elsewhere's SCALE (2.0), scaled_here this module's (3.0)
+    return np.sum(elsewhere.scaled(x) * scaled_here(x))
+
+
+def shifted_sum(x):
+    return np.sum(np.sin(elsewhere.shifted(x)) ** 2)
+
+
+def uses_a_local_named_like_a_constant(x):
+    OFFSET = x * 2.0
+    return np.sum(elsewhere.shifted(x) * OFFSET)
+
+
+WEIGHTS = np.array([0.5, -1.0, 2.0])
+
+
+def weighted(x, w=WEIGHTS, p=2, *, bias=0.25, scale=1.0):
+    return np.sum(w * x**p) * scale + bias
+
+
+def with_defaults(x):
+    return weighted(x) + weighted(x, p=3, bias=-1.5) + weighted(x, WEIGHTS * 2, scale=0.5)
+
+
+def first_large(xs, limit=1.0):
+    total = 0.0
+    for i in range(len(xs)):
+        if xs[i] > limit:
+            return total + xs[i] ** 2
+        total = total + np.sin(xs[i])
+    return total
+
+
+def calls_a_looping_helper(x):
+    return first_large(x) * first_large(x * 0.5, limit=0.1)
+
+
+def inner_part(a, b):
+    return np.tanh(a) * b
+
+
+def outer_part(a, b):
+    return inner_part(a, b) + inner_part(b, a) ** 2
+
+
+def nested_calls(x, y):
+    return np.sum(outer_part(x, y) * outer_part(y, x))
+
+
+def countdown(a, n):
+    if n <= 0:
+        return a
+    return countdown(np.tanh(a) * 0.9, n - 1)
+
+
+def recursive(x):
+    return countdown(x, 3) * x
+
+
+def keyed_record(x, key):
+    return {key: x}
+
+
+def bad_callee_caller(x, key):
+    return keyed_record(x, key)[key]
