@@ -66,6 +66,14 @@ LOSS_OF_W = lambda w: squared_error(w, X, Y)  # noqa: E731  (a lambda, as users 
 PARTIAL_LOSS = functools.partial(squared_error, X=X, y=Y)
 PARTIAL_POSITIONAL = functools.partial(scaled, offset=2.0)
 PARTIAL_METHOD = functools.partial(MODEL.loss)
+
+
+def decayed(w, *, rate):
+    return np.sum(np.exp(-rate * w) * w**2)
+
+
+# a keyword-only parameter fixed, leaving a bare * (once a CSTValidationError from libcst)
+PARTIAL_KEYWORD_ONLY = functools.partial(decayed, rate=0.7)
 SQUARE = lambda t: t * t  # noqa: E731
 CUBE = lambda t: t * t * t  # noqa: E731
 

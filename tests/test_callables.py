@@ -23,6 +23,7 @@ CALLABLES = {
     "lambda written here": lambda w: np.sum(np.sin(ip.X @ w) ** 2),
     "partial with keywords": ip.PARTIAL_LOSS,
     "partial of a bound method": ip.PARTIAL_METHOD,
+    "partial fixing a keyword-only parameter": ip.PARTIAL_KEYWORD_ONLY,
     "functions calling two lambdas": ip.calls_two_lambdas,
     "function calling a method and an object": ip.calls_a_method,
 }

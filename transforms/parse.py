@@ -190,10 +190,15 @@ def _own_parameters(params: cst.Parameters, code: types.CodeType) -> cst.Paramet
     listed = (*params.posonly_params, *params.params, *params.kwonly_params)
     if all(p.name.value in own for p in listed):
         return params
+    kwonly = tuple(p for p in params.kwonly_params if p.name.value in own)
+    star = params.star_arg
+    if not kwonly and isinstance(star, cst.ParamStar):  # ``*, k`` with k fixed: no bare ``*``
+        star = cst.MaybeSentinel.DEFAULT
     return params.with_changes(
         posonly_params=tuple(p for p in params.posonly_params if p.name.value in own),
         params=tuple(p for p in params.params if p.name.value in own),
-        kwonly_params=tuple(p for p in params.kwonly_params if p.name.value in own),
+        kwonly_params=kwonly,
+        star_arg=star,
     )
 
 

@@ -91,9 +91,10 @@ class Program:
     closure: str | None = None  # the factory line ``f = make(0.3)`` when f is a closure
     seed: int = 0
     made: list[str] = dataclasses.field(default_factory=list)  # helpers made by factories
+    entry: str = "closure"  # with `closure`, what f is (statements.ENTRIES)
 
     def render(self, check: bool = False) -> str:
-        lines = ["import math", "import typing", "", "import numpy as np", ""]
+        lines = ["import functools", "import math", "import typing", "", "import numpy as np", ""]
         lines += ["import s2sgrad as sg", ""]
         lines += [*self.globals_, ""]
         for fn in self.helpers:
@@ -110,10 +111,27 @@ class Program:
         if self.closure is None:
             lines += _render_function(self.main, check, 0)
         else:
-            lines += ["def make(k):"]
-            lines += _render_function(self.main, check, 1)
-            lines += ["    return f", "", self.closure]
+            lines += _render_entry(self.main, getattr(self, "entry", "closure"), check)
+            lines += ["", self.closure]
         return "\n".join(lines) + "\n"
+
+
+def _render_entry(main: Function, entry: str, check: bool) -> list[str]:
+    """``f``, which reads a captured ``k``, as the function `entry` says (the line binding
+    ``f`` follows): inside a factory ``make(k)``; a method (``f``, or ``__call__``) of a class
+    ``Model`` holding ``self.k``; or ``g`` taking ``k`` as a keyword-only parameter (for a
+    partial or a lambda to fix)."""
+    params = main.header[len("def f(") : -len("):")]
+    if entry == "closure":
+        return ["def make(k):", *_render_function(main, check, 1), "    return f"]
+    if entry in ("method", "callable"):
+        name = "f" if entry == "method" else "__call__"
+        method = Function(
+            f"def {name}(self, {params}):", [Simple(Text.plain("k = self.k")), *main.body]
+        )
+        init = ["    def __init__(self, k):", "        self.k = k", ""]
+        return ["class Model:", *init, *_render_function(method, check, 1)]
+    return _render_function(Function(f"def g({params}, *, k):", main.body), check, 0)
 
 
 def _render_function(fn: Function, check: bool, level: int) -> list[str]:

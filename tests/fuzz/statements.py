@@ -9,6 +9,9 @@ from .idioms import IdiomStatements
 from .program import Block, Comment, Function, Program, Simple, Text, fmt, kink
 
 PARAMS = (("x", "S"), ("v", "V"), ("y", "S"), ("w", "V"))
+# what f is when it reads a captured k (`Program.entry`): a function a factory made, a bound
+# method or a callable object reading self.k, a functools.partial or a lambda fixing k
+ENTRIES = ("closure", "method", "callable", "partial", "lambda")
 
 
 class ProgramGenerator(IdiomStatements, Generator):
@@ -617,10 +620,19 @@ class ProgramGenerator(IdiomStatements, Generator):
             params = [("dx" if k == "S" else "_t1", k) for _, k in params[:1]] + params[1:]
         self.out_kind = "V" if self.chance(0.2) else "S"
         scope = {name: Var(kind) for name, kind in params}
-        closure = None
-        if self.chance(0.15):
+        closure, entry = None, "closure"
+        if self.chance(0.3):  # f reads a captured k: a closure, a method, a partial, ...
             scope["k"] = Var("CLOSURE")
-            closure = f"f = make({self.choice(('0.3', '-0.6', '1.1'))})"
+            value = self.choice(("0.3", "-0.6", "1.1"))
+            entry = self.choice(ENTRIES)
+            names = ", ".join(name for name, _ in params)
+            closure = {
+                "closure": f"f = make({value})",
+                "method": f"f = Model({value}).f",
+                "callable": f"f = Model({value})",
+                "partial": f"f = functools.partial(g, k={value})",
+                "lambda": f"f = lambda {names}: g({names}, k={value})",
+            }[entry]
         body = self.block(scope, 0, None, self.rng.randrange(2, self.size + 1))
         body.append(Simple(fmt("return {}", self.value(scope, self.out_kind))))
         header = "def f(" + ", ".join(name for name, _ in params) + "):"
@@ -633,6 +645,7 @@ class ProgramGenerator(IdiomStatements, Generator):
             closure,
             self.seed,
             self.made,
+            entry,
         )
 
 
