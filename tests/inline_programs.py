@@ -103,3 +103,20 @@ def keyed_record(x, key):
 
 def bad_callee_caller(x, key):
     return keyed_record(x, key)[key]
+
+
+def two_args(a, b):
+    return a * 2.0 + b
+
+
+def pops_into_keywords(x):
+    xs = [x, x * x]
+    return two_args(b=xs.pop(), a=xs.pop())  # b is x * x: Python evaluates in the call's order
+
+
+def pops_into_a_nested_functions_keywords(x):
+    def two(a, b):
+        return a * 2.0 + b
+
+    xs = [x, x * x]
+    return two(b=xs.pop(), a=xs.pop())

@@ -115,3 +115,11 @@ def test_an_error_in_an_inlined_callee_points_into_the_callee():
         sg.grad(ip.bad_callee_caller)(1.0, "k")
     assert info.value.filename.endswith("inline_programs.py")
     assert info.value.lineno == ip.keyed_record.__code__.co_firstlineno + 1
+
+
+def test_arguments_are_evaluated_in_the_calls_order():
+    # two_args(b=xs.pop(), a=xs.pop()): b pops first
+    for f in (ip.pops_into_keywords, ip.pops_into_a_nested_functions_keywords):
+        assert f(0.7) == pytest.approx(2 * 0.7 + 0.49)
+        assert sg.grad(f)(0.7) == pytest.approx(2.0 + 1.4)
+        sg.check_grads(f, (0.7,), order=2)

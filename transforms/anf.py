@@ -697,7 +697,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         values = dict(zip(params, positional, strict=False)) | keywords
         if set(values) != set(params):
             raise self.parsed.error(call, f"{name} is missing arguments")
-        atoms = {p: self.atom(values[p]) for p in params}
+        atoms = {p: self.atom(value) for p, value in values.items()}  # in the call's order
         reads, own = NestedReads(), AssignedNames()
         node.body.visit(reads)
         node.body.visit(own)

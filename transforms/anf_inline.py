@@ -178,12 +178,12 @@ class CalleeInlining:
         if constants is None:
             return None
         sources = {spelled: name for name, spelled in plan.resolution.spelling.items()}
-        atoms = {}
-        for param in (*plan.positional, *plan.keyword_only):  # the arguments, in the caller
-            if param in values:
-                atoms[param] = self.atom(values[param])
-            else:
-                atoms[param] = self._default(fn, plan, param)
+        given = {param: self.atom(value) for param, value in values.items()}  # (in the
+        # order Python evaluates them: `_bound` keeps the call's order, keywords included)
+        atoms = {
+            param: given[param] if param in given else self._default(fn, plan, param)
+            for param in (*plan.positional, *plan.keyword_only)
+        }
         for name, value in constants.items():
             self.namer.reserve(name)
             self.constants[name] = value
@@ -202,13 +202,14 @@ class CalleeInlining:
 
     def _bound(self, plan: InlinePlan, call: cst.Call) -> dict | None:
         """The user's argument expression of each parameter a call gives one, as Python binds
-        them; None for a call that does not bind (Python's error is the call's to raise), or
-        that passes a function as a value."""
+        them, in the order of the call's arguments (the order they are evaluated in); None
+        for a call that does not bind (Python's error is the call's to raise), or that passes
+        a function as a value."""
         values: dict[str, cst.BaseExpression] = {}
         positional = [a for a in call.args if a.keyword is None]
         if any(a.star for a in call.args) or len(positional) > len(plan.positional):
             return None
-        for param, arg in zip(plan.positional, positional, strict=False):
+        for arg, param in zip(positional, plan.positional, strict=False):
             values[param] = arg.value
         for arg in call.args:
             if arg.keyword is None:

@@ -238,6 +238,16 @@ class ProgramGenerator(IdiomStatements, Generator):
             var.length += 1
             return [Simple(text)]
         if op == 3 and loop is None and var.length >= 2:
+            helpers = [
+                h for h, k, _ in self.helper_sigs if h[:2] in ("h0", "h1", "lp") and k == kind
+            ]
+            if kind == "S" and helpers and self.chance(0.3):
+                # keywords out of the parameters' order: Python evaluates them as written
+                var.length -= 2
+                target = self.fresh(scope, "p")
+                scope[target] = Var(kind)
+                call = f"{self.choice(helpers)}(b={name}.pop(), a={name}.pop())"
+                return [Simple(Text.plain(f"{target} = {call}"))]
             var.length -= 1
             if self.chance(0.5):
                 target = self.fresh(scope, "p")
