@@ -30,6 +30,7 @@ from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.operations import COPY
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from . import tree
 from .binding import (
     arguments,
     bind,
@@ -318,7 +319,7 @@ class ComposedGradient:
         self.last_source = ""
 
     def specialize(self, *args) -> types.FunctionType:
-        key = tuple((type(a), np.ndim(a)) for a in args)
+        key = tuple(_kind(a) for a in args)
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = self._build(args)
@@ -383,6 +384,20 @@ class ComposedGradient:
 
     def wrapper(self) -> types.FunctionType:
         return user_facing(self)
+
+
+def _kind(value) -> tuple:
+    """What a specialization depends on in one argument: its type and rank, or for a
+    container (a record, a list of (W, b) pairs) its structure and its leaves' types and
+    ranks (``np.ndim`` of a record of a number and an array is an error)."""
+    if not isinstance(value, (tuple, list, dict)) and not is_container(value):
+        return (type(value), np.ndim(value))
+    leaves, treedef = tree.flatten(value)
+    try:
+        hash(treedef)
+    except TypeError:  # a registered class's unhashable auxiliary data
+        treedef = repr(treedef)
+    return (type(value), treedef, tuple((type(leaf), np.ndim(leaf)) for leaf in leaves))
 
 
 def user_facing(composed) -> types.FunctionType:

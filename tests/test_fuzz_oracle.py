@@ -79,4 +79,5 @@ def test_generated_programs_run(tmp_path):
         with registry.scratch():
             module = oracle.load(generate(seed).render(), tmp_path)
             kinds = [kind for _, kind in generate(seed).params]
-            module.f(*[0.3 if kind == "S" else np.full(3, 0.3) for kind in kinds])
+            values = {"S": 0.3, "V": np.full(3, 0.3), "R": module.Rec(0.3, np.full(3, 0.3))}
+            module.f(*[values[kind] for kind in kinds])

@@ -481,3 +481,36 @@ def test_plain_object_argument_is_a_type_error_naming_it():
         sg.grad(layer_loss)(Plain(), np.ones((4, 3)))
     with pytest.raises(TypeError, match=r"argument 'layer' is a Plain"):
         sg.hessian(layer_loss)(Plain(), np.ones((4, 3)))
+
+
+def energy_of(x, spring):
+    return np.sum(np.sin(x) ** 2 * spring.mass) * spring.k
+
+
+def pairs_loss(x, layers):
+    total = 0.0
+    for W, b in layers:
+        total = total + np.sum(np.tanh(W @ x + b))
+    return total
+
+
+def ragged_layers():
+    return [
+        Params(rng.normal(size=(3, 3)), rng.normal(size=3)),
+        Params(np.ones((2, 3)), np.ones(2)),
+    ]
+
+
+@pytest.mark.parametrize("f, other", [(energy_of, spring), (pairs_loss, ragged_layers)])
+def test_grad_of_grad_with_a_container_beside_the_argument(f, other):
+    # once a crash: the specialization of grad(grad(f)) keyed each argument by np.ndim, an
+    # error for a record of a number and an array, or a list of (W, b) pairs (found by the
+    # fuzzer once its programs took record arguments)
+    x = np.array([0.3, -0.7, 1.1])
+    extra = other()
+    got = sg.grad(sg.grad(f))(x, extra)
+    h = 1e-5
+    rows = [
+        (sg.grad(f)(x + h * e, extra) - sg.grad(f)(x - h * e, extra)) / (2 * h) for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(got, np.sum(rows, axis=0), rtol=1e-6, atol=1e-8)

@@ -95,19 +95,23 @@ def load(source: str, directory: Path):
     return module
 
 
-def _arguments(program: Program, rng) -> tuple:
-    return tuple(
-        float(rng.uniform(-1.2, 1.2)) if kind == "S" else rng.uniform(-1.2, 1.2, 3)
-        for _, kind in program.params
-    )
+def _arguments(program: Program, rng, record) -> tuple:
+    def draw(kind):
+        if kind == "S":
+            return float(rng.uniform(-1.2, 1.2))
+        if kind == "R":  # Rec(a, b, c), the program's NamedTuple
+            return record(float(rng.uniform(-1.2, 1.2)), rng.uniform(-1.2, 1.2, 3), 0.5)
+        return rng.uniform(-1.2, 1.2, 3)
+
+    return tuple(draw(kind) for _, kind in program.params)
 
 
-def _point(program: Program, f, rng):
+def _point(program: Program, f, rng, record=None):
     """Arguments where the program is smooth and moderate, or None."""
     namespace = dict(recorder.NAMESPACE)
     exec(compile(program.render(check=True), "<check twin>", "exec"), namespace)
     for _ in range(6):
-        args = _arguments(program, rng)
+        args = _arguments(program, rng, record)
         recorder.reset()
         with np.errstate(all="ignore"):
             out = namespace["f"](*copy.deepcopy(args))
@@ -165,18 +169,37 @@ class Reference:
 
     args: tuple
     value: object
-    jac: list  # per argument: out.shape + arg.shape
+    jac: list  # per leaf of the arguments (a record argument has several): out + leaf shape
     noise: float
-    wrt: int  # the argument the single-argument modes differentiate
+    wrt: int  # the argument the single-argument modes differentiate (never a record)
     hess: np.ndarray | None
     protected: list  # arrays no result may be or share memory with
     pristine: tuple  # (args, globals) copies to compare against afterwards
     module: object
     hess_noise: float = 0.0  # how far the Hessian's two difference steps disagree
+    groups: list = dataclasses.field(default_factory=list)  # per argument: its leaves' indices
+    leaves: tuple = ()  # the arguments' leaves (sg.tree), which finite differences move
 
-    def gradient(self, i: int) -> np.ndarray:
-        j = self.jac[i]
-        return j.reshape((-1, *np.shape(self.args[i]))).sum(axis=0)
+    @property
+    def wrt_leaf(self) -> int:
+        return self.groups[self.wrt][0]
+
+    def gradient(self, leaf: int) -> np.ndarray:
+        j = self.jac[leaf]
+        return j.reshape((-1, *np.shape(self.leaves[leaf]))).sum(axis=0)
+
+    def per_leaf(self, results, what: str) -> list[tuple[int, object]]:
+        """(leaf index, value) for one result per argument (a gradient, a cotangent), whose
+        record arguments' results must be records of the same type."""
+        found = []
+        for i, got in enumerate(results):
+            if isinstance(self.args[i], tuple) and type(got) is not type(self.args[i]):
+                raise Mismatch("wrong", f"{what} {i}: a {type(got).__name__}, expected a record")
+            parts = sg.tree.leaves(got)
+            if len(parts) != len(self.groups[i]):
+                raise Mismatch("wrong", f"{what} {i}: {len(parts)} leaves")
+            found += list(zip(self.groups[i], parts, strict=True))
+        return found
 
     def tolerance(self, want) -> float:
         return 1e-5 * max(1.0, float(np.max(np.abs(want), initial=0.0))) + 10 * self.noise
@@ -210,7 +233,7 @@ def _after(ref: Reference, result) -> None:
     """Inputs and globals unchanged; no result aliases an input or a global."""
     args, globals_ = ref.pristine
     for i, (now, before) in enumerate(zip(ref.args, args, strict=True)):
-        if not np.array_equal(now, before):
+        if not all(map(np.array_equal, sg.tree.leaves(now), sg.tree.leaves(before))):
             raise Mismatch("mutated", f"argument {i} changed: {before!r} -> {now!r}")
     for name, before in globals_.items():
         now = getattr(ref.module, name)
@@ -226,16 +249,16 @@ def _after(ref: Reference, result) -> None:
 def _mode_grad(f, ref, rng, **options):
     wrt = tuple(range(len(ref.args)))
     grads = sg.grad(f, wrt=wrt, **options)(*ref.args)
-    for i, got in enumerate(grads):
-        want = ref.gradient(i)
-        _same(got, want, ref.tolerance(want), f"gradient {i}")
+    for leaf, got in ref.per_leaf(grads, "gradient"):
+        want = ref.gradient(leaf)
+        _same(got, want, ref.tolerance(want), f"gradient of leaf {leaf}")
     return grads
 
 
 def _mode_value_and_grad(f, ref, rng):
     value, got = sg.value_and_grad(f, wrt=ref.wrt)(*ref.args)
     _same(value, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
-    want = ref.gradient(ref.wrt)
+    want = ref.gradient(ref.wrt_leaf)
     _same(got, want, ref.tolerance(want), f"gradient {ref.wrt}")
     return value, got
 
@@ -246,19 +269,25 @@ def _mode_vjp(f, ref, rng):
     cotangent = rng.normal(size=np.shape(ref.value))
     cotangent = float(cotangent) if not np.shape(ref.value) else cotangent
     grads = pullback(cotangent)
-    for i, got in enumerate(grads):
-        want = np.tensordot(cotangent, ref.jac[i], axes=np.ndim(ref.value))
-        _same(got, want, ref.tolerance(want) * 3, f"vjp {i}")
+    for leaf, got in ref.per_leaf(grads, "vjp"):
+        want = np.tensordot(cotangent, ref.jac[leaf], axes=np.ndim(ref.value))
+        _same(got, want, ref.tolerance(want) * 3, f"vjp of leaf {leaf}")
     return out, grads
 
 
 def _mode_jvp(f, ref, rng):
-    tangents = tuple(
-        float(rng.normal()) if not np.shape(a) else rng.normal(size=np.shape(a)) for a in ref.args
+    directions = [
+        float(rng.normal()) if not np.shape(a) else rng.normal(size=np.shape(a)) for a in ref.leaves
+    ]
+    tangents = tuple(  # a record argument's tangent is a record
+        sg.tree.unflatten(sg.tree.structure(a), [directions[k] for k in group])
+        for a, group in zip(ref.args, ref.groups, strict=True)
     )
     out, tangent = sg.jvp(f, ref.args, tangents)
     _same(out, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
-    want = sum(np.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(ref.jac, tangents, strict=True))
+    want = sum(
+        np.tensordot(j, t, axes=np.ndim(t)) for j, t in zip(ref.jac, directions, strict=True)
+    )
     _same(tangent, want, ref.tolerance(want) * 3, "tangent")
     return out, tangent
 
@@ -266,7 +295,7 @@ def _mode_jvp(f, ref, rng):
 def _mode_jacobian(mode):
     def run(f, ref, rng):
         got = sg.jacobian(f, wrt=ref.wrt, mode=mode)(*ref.args)
-        want = ref.jac[ref.wrt]
+        want = ref.jac[ref.wrt_leaf]
         _same(got, want, ref.tolerance(want), f"jacobian ({mode}) in argument {ref.wrt}")
         return got
 
@@ -373,7 +402,7 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
     try:
         module = load(source, directory)
         f = module.f
-        args = _point(program, f, rng)
+        args = _point(program, f, rng, getattr(module, "Rec", None))
     except Exception as error:
         return Outcome("failed", [Failure("program", "invalid", repr(error))])
     if args is None:
@@ -387,17 +416,31 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
 
 
 def reference(program: Program, module, f, args: tuple, rng) -> Reference | None:
+    # finite differences move the arguments' leaves (a record argument has three)
+    leaves, treedef = sg.tree.flatten(args)
+    groups, start = [], 0
+    for arg in args:
+        count = len(sg.tree.leaves(arg))
+        groups.append(list(range(start, start + count)))
+        start += count
+    flat = tuple(leaves)
+
+    def f_flat(*moved):
+        return f(*sg.tree.unflatten(treedef, list(moved)))
+
     with np.errstate(all="ignore"):
         value = f(*copy.deepcopy(args))
-        jac = jacobians(f, args)
+        jac = jacobians(f_flat, flat)
         noise = max(
             float(np.max(np.abs(a - b), initial=0.0))
-            for a, b in zip(jac, jacobians(f, args, eps=2e-6), strict=True)
+            for a, b in zip(jac, jacobians(f_flat, flat, eps=2e-6), strict=True)
         )
-        wrt = int(rng.integers(len(args)))
+        plain = [i for i, arg in enumerate(args) if not isinstance(arg, tuple)]
+        wrt = plain[int(rng.integers(len(plain)))]
+        leaf = groups[wrt][0]
         # second differences at two steps, extrapolated (Richardson): their truncation error
         # alone was 3e-4 of a steep Hessian, the tolerance; what is left of it is noise
-        coarse, fine = hessian(f, args, wrt, h=2e-4), hessian(f, args, wrt, h=1e-4)
+        coarse, fine = hessian(f_flat, flat, leaf, h=2e-4), hessian(f_flat, flat, leaf, h=1e-4)
         hess = (4.0 * fine - coarse) / 3.0
         hess_noise = float(np.max(np.abs(fine - coarse), initial=0.0))
     if max(float(np.max(np.abs(j), initial=0.0)) for j in jac) > 1e4 or not np.all(
@@ -409,7 +452,9 @@ def reference(program: Program, module, f, args: tuple, rng) -> Reference | None
         for name, value in vars(module).items()
         if isinstance(value, (float, list, np.ndarray))
     }
-    protected = [a for a in args if isinstance(a, np.ndarray)]
+    protected = [a for a in leaves if isinstance(a, np.ndarray)]
     protected += [v for v in vars(module).values() if isinstance(v, np.ndarray)]
     pristine = (copy.deepcopy(args), globals_)
-    return Reference(args, value, jac, noise, wrt, hess, protected, pristine, module, hess_noise)
+    return Reference(
+        args, value, jac, noise, wrt, hess, protected, pristine, module, hess_noise, groups, flat
+    )

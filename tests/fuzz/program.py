@@ -81,7 +81,8 @@ class Function:
 
 @dataclasses.dataclass
 class Program:
-    """A whole module. ``params`` are ``(name, kind)`` with kind "S" (float) or "V" (3-vector)."""
+    """A whole module. ``params`` are ``(name, kind)`` with kind "S" (float), "V" (3-vector)
+    or "R" (a ``Rec(a, b, c)`` NamedTuple of a float, a 3-vector and a float)."""
 
     globals_: list[str]
     helpers: list[Function]

@@ -83,7 +83,12 @@ class ProgramGenerator(IdiomStatements, Generator):
         return self.s_assign(scope, depth, loop)
 
     def assignable(self, scope: dict) -> list[str]:
-        return [n for n, v in scope.items() if v.kind in ("S", "V") and not n.startswith("G")]
+        # (not a global, not a field of a record argument: ``r.a = ...`` is no assignment)
+        return [
+            n
+            for n, v in scope.items()
+            if v.kind in ("S", "V") and not n.startswith("G") and "." not in n
+        ]
 
     def s_assign(self, scope, depth, loop):
         kind = self.choice("SSV")
@@ -628,8 +633,12 @@ class ProgramGenerator(IdiomStatements, Generator):
         params = [p for p in PARAMS if self.chance(0.5)] or [self.choice(PARAMS)]
         if self.chance(0.05):
             params = [("dx" if k == "S" else "_t1", k) for _, k in params[:1]] + params[1:]
+        if self.chance(0.15):  # a record argument (the Rec NamedTuple), read by field
+            params.append(("r", "R"))
         self.out_kind = "V" if self.chance(0.2) else "S"
-        scope = {name: Var(kind) for name, kind in params}
+        scope = {name: Var(kind) for name, kind in params if kind != "R"}
+        if ("r", "R") in params:
+            scope.update({"r.a": Var("S"), "r.b": Var("V"), "r.c": Var("S")})
         closure, entry = None, "closure"
         if self.chance(0.3):  # f reads a captured k: a closure, a method, a partial, ...
             scope["k"] = Var("CLOSURE")
