@@ -453,14 +453,23 @@ class ProgramGenerator(IdiomStatements, Generator):
     def s_for(self, scope, depth, loop):
         exits = self.chance(0.5)
         i = self.fresh(scope, "i")
-        form = self.rng.randrange(6)
+        form = self.rng.randrange(8)
         lists = [
             n
             for n in self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
             if scope[n].exact and scope[n].length > 0
         ]
         iterated = frozenset()
-        if form == 0 or (form >= 3 and not lists and form != 5):
+        if form == 6:  # a list of (vector, number) pairs: ``for W, b in params``
+            e = self.fresh(scope, "e")
+            pairs = [fmt("({}, {})", self.vector(scope, 1), self.scalar(scope, 1)) for _ in "ab"]
+            header = fmt(f"for {i}, {e} in [{{}}, {{}}]:", *pairs)
+            index, trips = ((i, "V", 0), (e, "S", 0)), 2
+        elif form == 7 and lists:  # by position: ``for i in range(len(xs))``
+            source = self.choice(lists)
+            header = f"for {i} in range(len({source})):"
+            index, trips = ((i, "I", scope[source].length - 1),), scope[source].length
+        elif form == 0 or (form >= 3 and not lists and form != 5):
             n = self.rng.randrange(1, 4)
             header = (
                 f"for {i} in range({n}):"
@@ -503,7 +512,8 @@ class ProgramGenerator(IdiomStatements, Generator):
             trips, exits, not exits, iterated | (loop.iterated if loop else frozenset())
         )
         body = self.loop_body(scope, depth, inner_loop, index)
-        return [Block(Text.plain(header), body, inline=self.chance(0.15))]
+        header = header if isinstance(header, Text) else Text.plain(header)
+        return [Block(header, body, inline=self.chance(0.15))]
 
     def s_while(self, scope, depth, loop):
         counter = self.fresh(scope, "n")
