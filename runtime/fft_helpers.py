@@ -18,22 +18,51 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "STAND_IN_READS",
     "batched_convolve",
     "convolution_crop",
     "convolution_embed",
     "dual_norm",
+    "elementwise_like",
     "fft_axes",
     "fft_length",
     "fft_lengths",
+    "fft_like",
+    "fftn_like",
     "half_spectrum_axis",
     "half_spectrum_weights",
+    "irfft_like",
     "irfft_weights",
+    "irfftn_like",
     "real_inputs",
     "real_like",
     "resize_like",
+    "rfft_like",
+    "rfftn_like",
     "signal_convolve",
     "signal_correlate",
+    "stand_in",
 ]
+
+# helper -> the positions of its arguments it reads only for their shape and dtype (a stand-in
+# serves there: `transforms/stand_ins.py`)
+_EVERY = tuple(range(8))
+STAND_IN_READS = {
+    "resize_like": (1,),
+    "real_like": (1,),
+    "fft_length": (0,),
+    "fft_lengths": (0,),
+    "fft_axes": (0,),
+    "half_spectrum_weights": (1,),
+    "irfft_weights": (0, 1),
+    "elementwise_like": _EVERY,
+    "fft_like": (0,),
+    "rfft_like": (0,),
+    "irfft_like": (0,),
+    "fftn_like": (0,),
+    "rfftn_like": (0,),
+    "irfftn_like": (0,),
+}
 
 
 def resize_like(t, like):
@@ -134,6 +163,86 @@ def irfft_weights(ans, a, axis=-1):
     shape = [1] * np.ndim(a)
     shape[axis] = m
     return w.reshape(shape)
+
+
+# -- stand-ins: results known by their shape and dtype alone ------------------------------------
+# (`Rule.result_like`: where a derivative reads an FFT's result, or a product of it, only for
+# its shape and dtype, the generated code computes these instead of the transform)
+
+
+def stand_in(shape, dtype):
+    """A read-only array of `shape` and `dtype` whose entries are one shared zero: it costs
+    no memory and no pass over data, and stands for a result nobody reads the values of."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+def _typed(a):
+    """`a` as `np.result_type` reads it: arrays and Python numbers (weak) as they are."""
+    return a if hasattr(a, "dtype") or isinstance(a, (bool, int, float, complex)) else np.asarray(a)
+
+
+def _complex(a):
+    return np.result_type(_typed(a), np.complex64)
+
+
+def _real(a):
+    return np.finfo(np.result_type(_typed(a), np.float32)).dtype
+
+
+def _with_lengths(shape, axes, lengths) -> tuple:
+    shape = list(shape)
+    for axis, n in zip(axes, lengths, strict=True):
+        shape[axis] = n
+    return tuple(shape)
+
+
+def elementwise_like(*args):
+    """The stand-in of the result of a sum, difference or product (or negation): the
+    broadcast shape of `args` and the dtype NumPy gives them (Python numbers are weak)."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in args))
+    return stand_in(shape, np.result_type(*(_typed(a) for a in args)))
+
+
+def fft_like(a, n=None, axis=-1, norm=None, out=None):
+    """The stand-in of ``np.fft.fft(a, n, axis)`` (or ``ifft``)."""
+    return stand_in(_with_lengths(np.shape(a), (axis,), (fft_length(a, n, axis),)), _complex(a))
+
+
+def rfft_like(a, n=None, axis=-1, norm=None, out=None):
+    """The stand-in of ``np.fft.rfft(a, n, axis)``: ``n // 2 + 1`` bins on `axis`."""
+    half = fft_length(a, n, axis) // 2 + 1
+    return stand_in(_with_lengths(np.shape(a), (axis,), (half,)), _complex(a))
+
+
+def irfft_like(a, n=None, axis=-1, norm=None, out=None):
+    """The stand-in of ``np.fft.irfft(a, n, axis)``: `n`, by default ``2 (m - 1)``, values."""
+    length = 2 * (np.shape(a)[axis] - 1) if n is None else int(n)
+    return stand_in(_with_lengths(np.shape(a), (axis,), (length,)), _real(a))
+
+
+def fftn_like(a, s=None, axes=None, norm=None, out=None):
+    """The stand-in of ``np.fft.fftn(a, s, axes)`` (``ifftn``, ``fft2``, ``ifft2``)."""
+    axes = fft_axes(a, s, axes)
+    lengths = fft_lengths(a, s, axes)
+    return stand_in(_with_lengths(np.shape(a), axes, lengths), _complex(a))
+
+
+def rfftn_like(a, s=None, axes=None, norm=None, out=None):
+    """The stand-in of ``np.fft.rfftn(a, s, axes)``: half the last axis's bins."""
+    axes = fft_axes(a, s, axes)
+    lengths = list(fft_lengths(a, s, axes))
+    lengths[-1] = lengths[-1] // 2 + 1
+    return stand_in(_with_lengths(np.shape(a), axes, lengths), _complex(a))
+
+
+def irfftn_like(a, s=None, axes=None, norm=None, out=None):
+    """The stand-in of ``np.fft.irfftn(a, s, axes)``: ``s``, by default the input's lengths
+    with the last one ``2 (m - 1)``."""
+    axes = fft_axes(a, s, axes)
+    lengths = list(fft_lengths(a, s, axes))
+    if s is None:
+        lengths[-1] = 2 * (lengths[-1] - 1)
+    return stand_in(_with_lengths(np.shape(a), axes, lengths), _real(a))
 
 
 # -- convolutions ------------------------------------------------------------------------------

@@ -37,12 +37,14 @@ __all__ = [
     "frechet_block",
     "half_triangle",
     "inverse_gaps",
+    "largest_entries",
     "lu_result",
     "lu_rows",
     "other_trans",
     "pair_adjoint",
     "pair_part",
     "permute_rows",
+    "phase_unit",
     "qr_factors",
     "svd_factors",
     "svd_factors_tangent",
@@ -326,20 +328,29 @@ def pair_adjoint(gc, batch=None):
 
 
 def eig_factors(result, a, w=None):
-    """``(w, v) = np.linalg.eig(a)`` as its rules use it: real eigenvalues only (a complex
-    eigenvalue, whose eigenvector's phase LAPACK picks, is a ValueError), and, when `w` is
-    given (the result of ``np.linalg.eigvals(a)``), in the same order as `w` (LAPACK computes
-    both the same way; a ValueError rather than a wrong derivative if they ever differ)."""
-    values = result[0]
-    if np.iscomplexobj(values) or np.iscomplexobj(a):
-        raise ValueError(
-            "derivatives of np.linalg.eig/eigvals are implemented for real matrices with real "
-            "eigenvalues only (this one has complex eigenvalues); for a symmetric matrix use "
-            "np.linalg.eigh/eigvalsh"
-        )
-    if w is not None and not np.allclose(values, w, rtol=1e-10, atol=1e-12):
+    """``(w, v) = np.linalg.eig(a)`` as its rules use it: when `w` is given (the result of
+    ``np.linalg.eigvals(a)``), in the same order as `w` (LAPACK computes both the same way; a
+    ValueError rather than a wrong derivative if they ever differ)."""
+    if w is not None and not np.allclose(result[0], w, rtol=1e-10, atol=1e-12):
         raise ValueError("np.linalg.eig and np.linalg.eigvals ordered the eigenvalues differently")
     return result
+
+
+def largest_entries(v):
+    """A mask (of `v`'s shape, ones and zeros) of the entry of largest modulus in each column
+    of the eigenvectors `v`: LAPACK's ``geev`` makes that entry real, which fixes the phase
+    of a complex eigenvector (a real one has no phase to fix). Piecewise constant: no
+    derivative."""
+    v = np.asarray(v)
+    rows = np.argmax(np.abs(v), axis=-2)
+    return (np.arange(v.shape[-2])[:, None] == rows[..., None, :]).astype(float)
+
+
+def phase_unit(v):
+    """``1j`` for complex eigenvectors `v`, ``0.0`` for real ones: the factor of the terms of
+    the rules of ``eig`` that keep each vector's largest entry real (for real vectors they
+    vanish and the rules stay real). A constant."""
+    return 1j if np.iscomplexobj(v) else 0.0
 
 
 # -- LU ------------------------------------------------------------------------------------------

@@ -80,6 +80,13 @@ class Rule:
             whose rules give one contribution per element. A list or tuple passed to any other
             parameter of a NumPy function is one array (``np.var([x, 2 * x])``): the compiler
             makes it one with ``np.asarray`` first, so no rule sees a list there.
+        result_like: a function with the primitive's signature returning a stand-in for its
+            result (a zero-strided array of the result's shape and dtype: `fft_helpers.
+            stand_in`) computed from the arguments' shapes and static arguments, without
+            running the primitive; its array arguments may be stand-ins themselves. Where
+            the derivative reads a result only for its shape or dtype, the compiler computes
+            this instead (``np.fft.rfft``'s result for the adjoint of ``* h``; see
+            `transforms/stand_ins.py`). Elementwise rules need none.
     """
 
     primitive: Callable
@@ -94,6 +101,7 @@ class Rule:
     linear: tuple[int, ...] | None = None
     batched_jvp: Callable | None = None
     sequences: tuple[str, ...] = ()
+    result_like: Callable | None = None
 
     @property
     def has_forward_rule(self) -> bool:
@@ -300,6 +308,15 @@ class Registry:
         old = self.lookup(primitive)
         base = old if old is not None else Rule(primitive, qualified_name(primitive))
         self._store(dataclasses.replace(base, sequences=tuple(params)), warn=False)
+
+    def results_like(self, helper: Callable, *primitives: Callable) -> None:
+        """`helper` computes a stand-in for the result of each of `primitives` (see
+        `Rule.result_like`); a helper of generated code, it has no derivative."""
+        self.register_nondiff([helper])
+        for primitive in primitives:
+            old = self.lookup(primitive)
+            base = old if old is not None else Rule(primitive, qualified_name(primitive))
+            self._store(dataclasses.replace(base, result_like=helper), warn=False)
 
     def register_primitive(self, primitive: Callable) -> None:
         """Make `primitive` opaque: called as a unit, never transformed; its derivatives are

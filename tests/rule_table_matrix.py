@@ -62,6 +62,24 @@ def real_eigen(rng, shape):
     return (q * w[..., None, :]) @ np.linalg.inv(q)
 
 
+def complex_eigen(rng, shape):
+    """Real matrices whose eigenvalues are complex-conjugate pairs ``a +- ib`` (and one real
+    eigenvalue for an odd size), all at least 1 apart, with well-conditioned eigenvectors:
+    blocks ``[[a, -b], [b, a]]`` seen in a basis ``q`` near the identity."""
+    n = shape[-1]
+    q = np.eye(n) + 0.3 * rng.uniform(-1.0, 1.0, shape)
+    block = np.zeros(shape)
+    for k in range(0, n - 1, 2):
+        a = 1.5 * k - 1.0 + rng.uniform(0.0, 0.3, shape[:-2])
+        b = 1.0 + 0.5 * k + rng.uniform(0.0, 0.3, shape[:-2])
+        block[..., k, k] = block[..., k + 1, k + 1] = a
+        block[..., k, k + 1] = -b
+        block[..., k + 1, k] = b
+    if n % 2:
+        block[..., n - 1, n - 1] = 2.5 + rng.uniform(0.0, 0.3, shape[:-2])
+    return q @ block @ np.linalg.inv(q)
+
+
 def small(rng, shape):
     """Matrices of moderate norm (so that expm's entries stay of order 1)."""
     return rng.uniform(-0.6, 0.6, shape)
@@ -108,6 +126,10 @@ def _rows(Row):
         ],
         *[Row(np.linalg.eig, SQUARE, domain=real_eigen, output=k, tol=1e-5) for k in (0, 1)],
         Row(np.linalg.eigvals, SQUARE, domain=real_eigen, tol=1e-5),
+        # (complex eigenvectors: LAPACK may flip their signs between nearby matrices, so they
+        # are checked through sign-invariant programs in tests/test_decompositions.py)
+        Row(np.linalg.eig, SQUARE, domain=complex_eigen, output=0, tol=1e-5),
+        Row(np.linalg.eigvals, SQUARE, domain=complex_eigen, tol=1e-5),
         # -- FFT ------------------------------------------------------------------------------
         *[Row(p, (((8,),), ((7,),), ((2, 6),))) for p in (fft.fft, fft.ifft, fft.rfft)],
         Row(fft.fft, (((5, 3),),), args=lambda x: (x, 4, 0)),

@@ -102,7 +102,7 @@ def contribution(rule, g, ans, args, kwargs, path):
 def _inner(a, b) -> float:
     if isinstance(b, list):  # a primitive returning a list (np.split): its pieces
         return sum(_inner(x, y) for x, y in zip(a, b, strict=True))
-    return float(np.sum(np.asarray(a) * np.asarray(b)))
+    return float(np.real(np.sum(np.asarray(a) * np.asarray(b))))  # Re(sum(g * dz))
 
 
 def _difference(plus, minus):

@@ -41,6 +41,7 @@ from .reverse_loops import reverse_loop, with_primal_edits
 from .sequences import LIST_OPERATORS, lists_read_as_arrays
 from .shapes import ShapeTokens
 from .signs import positive_names
+from .stand_ins import stand_ins
 from .templates import Template, instantiate, load_template
 from .walk import read_names, rewrite, rewrite_statement
 
@@ -93,6 +94,7 @@ def reverse(
         *sweeps.adjoint,
         cst.SimpleStatementLine((cst.Return(returned),)),
     ]
+    body = stand_ins(body, activity, shapes)  # results read only for their shapes are not computed
     params = without_defaults(nf.funcdef.params)
     if spec.seed is not None:
         params = params.with_changes(params=(*params.params, cst.Param(cst.Name(spec.seed))))

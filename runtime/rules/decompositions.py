@@ -4,7 +4,8 @@ qr.
 Every template here is straight-line NumPy over primitives that have rules of their own (``@``,
 ``np.swapaxes``, ``np.einsum``, the helpers of ``runtime/matrix_helpers.py``), so the code the
 compiler inlines can be differentiated again: Hessians need no hand-written second derivative.
-All rules accept stacks of matrices (leading batch axes), as NumPy does. Real matrices only.
+All rules accept stacks of matrices (leading batch axes), as NumPy does. Real matrices only,
+except ``eig``/``eigvals``, which take complex ones too.
 
 Conventions (tests/test_decompositions.py checks each):
 
@@ -33,24 +34,34 @@ Conventions (tests/test_decompositions.py checks each):
   matrices only (the extra columns of a non-square one are arbitrary): a ValueError says to
   pass ``full_matrices=False``. ``compute_uv=False`` (and ``np.linalg.svdvals``) works.
 - **QR.** ``mode="reduced"`` (the default) for ``m >= n``; other modes are a ValueError.
-- **eig, eigvals.** Real matrices whose eigenvalues are all real (NumPy then returns real
-  arrays); a complex eigenvalue is a ValueError (its eigenvector's phase is LAPACK's choice,
-  and the rules' real arithmetic would not see it). NumPy scales each eigenvector to unit
-  length, so, as for ``eigh``, the tangent of ``v_i`` is orthogonal to ``v_i``; ties are
-  handled by `inverse_gaps` as above. The rules solve with ``V`` (O(n^3)), so a defective
-  (non-diagonalizable) matrix makes them fail or blow up, as its eigenvectors do.
+- **eig, eigvals.** Real or complex matrices, real or complex eigenvalues (the complex
+  convention of README.md: ``Re(sum(g * dz))``, a real input's gradient real). NumPy returns
+  each eigenvector with unit 2-norm and, for a complex one, its largest entry real (LAPACK's
+  ``geev``); the derivative is that of this vector: ``Re(v_i^H dv_i) = 0`` and the largest
+  entry's tangent is real (``largest_entries`` finds it; for a real eigenvector this is ``v_i .
+  dv_i = 0``, as for ``eigh``). What LAPACK leaves to chance is a sign (a real matrix's
+  vectors, real or complex; a complex matrix's largest entry is real and positive): exact for
+  sign-invariant functions (``|v|**2``, ``v v^H``, ``v**2``, functions of ``w``), and for
+  sign-dependent ones wherever LAPACK does not flip it (a flip is a jump in NumPy's result,
+  not something a derivative can follow). Ties are handled by `inverse_gaps` as above, and a
+  tie in the largest entry's modulus is a point where NumPy's phase jumps. The rules solve
+  with ``V`` (O(n^3)), so a defective (non-diagonalizable) matrix makes them fail or blow up,
+  as its eigenvectors do.
 """
 
 import numpy as np
 
 from ..array_helpers import safe_divide
+from ..fft_helpers import real_like
 from ..matrix_helpers import (
     adjoint_part,
     batch_adjoint_part,
     eig_factors,
     half_triangle,
     inverse_gaps,
+    largest_entries,
     other_trans,
+    phase_unit,
     qr_factors,
     svd_factors,
     svd_factors_tangent,
@@ -130,22 +141,26 @@ def eigvalsh_(tangents, ans, a, UPLO="L"):
 
 
 # -- eig, eigvals --------------------------------------------------------------------------------
-# a = V diag(w) V^-1, columns of V of unit length. Forward, with M = V^-1 da V, F = inverse_gaps(w):
-# dw = diag(M), dV = V (F * M) then its part along each v_i removed (unit length kept).
-# Reverse: the transpose of each step: gV -> gV - V diag(diag(V^T gV)) (the normalization),
-# K = F * (V^T gV) + diag(gw), ga = V^-T K V^T.
+# a = V diag(w) V^-1 (complex when w is), columns of V of unit 2-norm, the largest entry of each
+# real (LAPACK's phase). Forward, with M = V^-1 da V, F = inverse_gaps(w): dw = diag(M),
+# D = V (F * M), dV = D + V diag(c) where c_i = -Re(v_i^H D_i) keeps |v_i| = 1 and
+# -i Im(D_ki / v_ki) (k the largest entry) keeps v_ki real. Reverse, the transpose of each step
+# under Re(sum(g * dz)): s = diag(V^T gV), gD = gV - conj(V) Re(s) - i E_k Im(s) / v_k,
+# K = F * (V^T gD) + diag(gw), ga = V^-T K V^T (its real part for a real a).
 
 
 @vjp(np.linalg.eig)
 def eig(g, ans, a):
     f = eig_factors(ans, a)
-    w = f[0]
     v = f[1]
     vt = np.swapaxes(v, -1, -2)
-    vg = vt @ adjoint_part(g, 1, v)
-    kept = vg - (vt @ v) * np.expand_dims(np.einsum("...ii->...i", vg), -2)
-    gw = np.expand_dims(adjoint_part(g, 0, w), -1) * np.eye(np.shape(w)[-1])
-    return np.linalg.solve(vt, (inverse_gaps(w) * kept + gw) @ vt)
+    gv = adjoint_part(g, 1, v)
+    s = np.expand_dims(np.einsum("...ji,...ji->...i", v, gv), -2)
+    top = largest_entries(v)
+    phase = top * (np.imag(s) / np.expand_dims(np.sum(top * v, axis=-2), -2))
+    gd = gv - np.conj(v) * np.real(s) - phase_unit(v) * phase
+    gw = np.expand_dims(adjoint_part(g, 0, f[0]), -1) * np.eye(np.shape(v)[-1])
+    return real_like(np.linalg.solve(vt, (inverse_gaps(f[0]) * (vt @ gd) + gw) @ vt), a)
 
 
 @jvp(np.linalg.eig)
@@ -153,18 +168,18 @@ def eig_(tangents, ans, a):
     f = eig_factors(ans, a)
     v = f[1]
     m = np.linalg.solve(v, tangents[0] @ v)
-    dv = v @ (inverse_gaps(f[0]) * m)
-    out = (
-        np.einsum("...ii->...i", m),
-        dv - v * np.expand_dims(np.einsum("...ki,...ki->...i", v, dv), -2),
-    )
+    d = v @ (inverse_gaps(f[0]) * m)
+    top = largest_entries(v)
+    turn = np.imag(np.sum(top * d, axis=-2) / np.sum(top * v, axis=-2))
+    c = -np.real(np.einsum("...ki,...ki->...i", np.conj(v), d)) - phase_unit(v) * turn
+    out = (np.einsum("...ii->...i", m), d + v * np.expand_dims(c, -2))
     return out
 
 
 @vjp(np.linalg.eigvals)
 def eigvals(g, ans, a):
     vt = np.swapaxes(eig_factors(np.linalg.eig(a), a, ans)[1], -1, -2)
-    return np.linalg.solve(vt, np.expand_dims(g, -1) * vt)
+    return real_like(np.linalg.solve(vt, np.expand_dims(g, -1) * vt), a)
 
 
 @jvp(np.linalg.eigvals)
@@ -267,7 +282,7 @@ def qr_(tangents, ans, a, mode="reduced"):
 
 # -- the helpers' own rules (second order) -------------------------------------------------------
 
-registry.register_nondiff([other_trans])
+registry.register_nondiff([other_trans, largest_entries, phase_unit])
 registry.linear(
     transpose_if,
     triangle,

@@ -17,11 +17,17 @@ complex convention):
   matter to irfft, and get a zero adjoint (the inverse transform of a real ``g`` is real
   there).
 - ``fftshift``/``ifftshift``: permutations, each the other's transpose.
+- Each transform's result is known by its shape and dtype without running it (``rfft_like``,
+  `Rule.result_like`): where the derivative reads a transform's result, or a sum or product
+  of it, only for that (the adjoint of ``rfft(x) * h`` unbroadcast to ``rfft(x)``'s shape),
+  the generated code computes a stand-in instead (`transforms/stand_ins.py`).
 - ``np.convolve(a, v, mode)``: the full convolution's adjoint, ``g`` put back where ``mode``
   cropped it (`convolution_embed`), correlated with the other input, i.e. convolved with it
   reversed. ``np.correlate(a, v)`` is ``np.convolve(a, v[::-1])`` for real inputs (complex
   ``v`` would be conjugated: its rule is for real inputs).
 """
+
+import operator
 
 import numpy as np
 
@@ -30,15 +36,22 @@ from ..fft_helpers import (
     convolution_crop,
     convolution_embed,
     dual_norm,
+    elementwise_like,
     fft_axes,
     fft_length,
     fft_lengths,
+    fft_like,
+    fftn_like,
     half_spectrum_axis,
     half_spectrum_weights,
+    irfft_like,
     irfft_weights,
+    irfftn_like,
     real_inputs,
     real_like,
     resize_like,
+    rfft_like,
+    rfftn_like,
 )
 from ..registry import registry
 from ..tangent_helpers import batch_axis
@@ -124,6 +137,26 @@ def ifftshift(g, ans, x, axes=None):
 ONE_AXIS = (fft.fft, fft.ifft, fft.rfft, fft.irfft)
 SEVERAL_AXES = (fft.fftn, fft.ifftn, fft.rfftn, fft.irfftn, fft.fft2, fft.ifft2)
 registry.linear(*ONE_AXIS, *SEVERAL_AXES, fft.fftshift, fft.ifftshift)
+
+# -- the results' shapes and dtypes, known without a transform (`Rule.result_like`) ---------------
+registry.results_like(fft_like, fft.fft, fft.ifft)
+registry.results_like(rfft_like, fft.rfft)
+registry.results_like(irfft_like, fft.irfft)
+registry.results_like(fftn_like, fft.fftn, fft.ifftn, fft.fft2, fft.ifft2)
+registry.results_like(rfftn_like, fft.rfftn)
+registry.results_like(irfftn_like, fft.irfftn)
+# sums and products (a spectrum times a response) keep NumPy's dtype of their operands
+registry.results_like(
+    elementwise_like,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.neg,
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.negative,
+)
 
 # -- batched forward rules: the axes behind the directions' axis ---------------------------------
 
@@ -222,11 +255,16 @@ registry.register_nondiff(
     [
         fft_length,
         fft_lengths,
+    fft_like,
+    fftn_like,
         fft_axes,
-        irfft_weights,
+        irfft_like,
+    irfft_weights,
+    irfftn_like,
         half_spectrum_axis,
         half_spectrum_weights,
         dual_norm,
+    elementwise_like,
     ]
 )
 registry.linear(resize_like, real_like, convolution_embed, convolution_crop, real_inputs)
