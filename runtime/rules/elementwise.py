@@ -31,6 +31,7 @@ from ..array_helpers import (
     scaled_power,
     tie_weights,
 )
+from ..fft_helpers import elementwise_like
 from ..registry import registry
 
 vjp = registry.vjp
@@ -422,3 +423,19 @@ def conjugate_jvp(tangents, ans, x):
 @jvp(np.angle)
 def angle_jvp(tangents, ans, z, deg=False):
     return np.imag(safe_divide(tangents[0], z))
+
+
+# sums, differences, products and negations are known by their shape and dtype without being
+# computed (`Rule.result_like`): where a derivative reads one only for those (a spectrum times
+# a response, before the inverse transform), the generated code computes a stand-in
+registry.results_like(
+    elementwise_like,
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.neg,
+    np.add,
+    np.subtract,
+    np.multiply,
+    np.negative,
+)

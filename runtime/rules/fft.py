@@ -27,8 +27,6 @@ complex convention):
   ``v`` would be conjugated: its rule is for real inputs).
 """
 
-import operator
-
 import numpy as np
 
 from ..fft_helpers import (
@@ -36,7 +34,6 @@ from ..fft_helpers import (
     convolution_crop,
     convolution_embed,
     dual_norm,
-    elementwise_like,
     fft_axes,
     fft_length,
     fft_lengths,
@@ -145,18 +142,6 @@ registry.results_like(irfft_like, fft.irfft)
 registry.results_like(fftn_like, fft.fftn, fft.ifftn, fft.fft2, fft.ifft2)
 registry.results_like(rfftn_like, fft.rfftn)
 registry.results_like(irfftn_like, fft.irfftn)
-# sums and products (a spectrum times a response) keep NumPy's dtype of their operands
-registry.results_like(
-    elementwise_like,
-    operator.add,
-    operator.sub,
-    operator.mul,
-    operator.neg,
-    np.add,
-    np.subtract,
-    np.multiply,
-    np.negative,
-)
 
 # -- batched forward rules: the axes behind the directions' axis ---------------------------------
 
@@ -255,16 +240,15 @@ registry.register_nondiff(
     [
         fft_length,
         fft_lengths,
-    fft_like,
-    fftn_like,
+        fft_like,
+        fftn_like,
         fft_axes,
         irfft_like,
-    irfft_weights,
-    irfftn_like,
+        irfft_weights,
+        irfftn_like,
         half_spectrum_axis,
         half_spectrum_weights,
         dual_norm,
-    elementwise_like,
     ]
 )
 registry.linear(resize_like, real_like, convolution_embed, convolution_crop, real_inputs)
