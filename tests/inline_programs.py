@@ -120,3 +120,32 @@ def pops_into_a_nested_functions_keywords(x):
 
     xs = [x, x * x]
     return two(b=xs.pop(), a=xs.pop())
+
+
+class Spring:
+    """A model class as tutorials write one: its methods call each other."""
+
+    def __init__(self, k, dt):
+        self.k = k
+        self.dt = dt
+
+    def step(self, x, v):
+        a = -self.k * x
+        v = v + self.dt * a
+        x = x + self.dt * v
+        return x, v
+
+    @staticmethod
+    def squared(t):
+        return t * t
+
+    @classmethod
+    def unit(cls, t):
+        return t / cls.SCALE
+
+    SCALE = 2.0
+
+    def energy(self, x, v):
+        for _ in range(20):
+            x, v = self.step(x, v)
+        return self.squared(x) + self.unit(v * v)

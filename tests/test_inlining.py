@@ -123,3 +123,23 @@ def test_arguments_are_evaluated_in_the_calls_order():
         assert f(0.7) == pytest.approx(2 * 0.7 + 0.49)
         assert sg.grad(f)(0.7) == pytest.approx(2.0 + 1.4)
         sg.check_grads(f, (0.7,), order=2)
+
+
+def test_a_method_calling_methods_is_inlined():
+    model = ip.Spring(1.7, 0.05)
+    args = (0.7, -0.3)
+    _check_reverse(model.energy, args, (0, 1))
+    sg.check_grads(model.energy, args, order=2)
+    # step (an instance method) and squared (a static one) are written out; unit, a class
+    # method, whose first argument is the class, stays a call
+    assert _calls(model.energy, args, (0, 1)) == {"unit"}
+
+
+def test_an_inlined_method_reads_the_instance_when_it_runs():
+    model = ip.Spring(1.7, 0.05)
+    gradient = sg.grad(model.energy, wrt=(0, 1))
+    gradient(0.7, -0.3)
+    model.k = 0.4  # the instance's attributes are read as the derivative runs
+    got = gradient(0.7, -0.3)
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, numerical_gradient(model.energy, (0.7, -0.3), i), rtol=1e-6)

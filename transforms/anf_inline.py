@@ -10,8 +10,9 @@ its statements are normalized into the caller's body under names of their own (t
 module, and its returned value is the value of the call. The derivative is then that of
 straight code: a time step in a helper costs what it costs written inline (issue 18).
 
-Inlined (`inline_plan`): a plain ``def`` function of the user's (not a lambda, method, partial,
-callable object, custom gradient or primitive with a rule of its own) that
+Inlined (`inline_plan`): a plain ``def`` function of the user's, or an instance method called on
+an instance the function captured (``self.step(x, v)`` in a bound method: ``step(self, x, v)``),
+but not a lambda, partial, callable object, custom gradient or primitive with a rule, that
 
 - may change nothing in place, nor may the functions it calls (`mutation_calls.may_change`):
   normal form of its body is then the truth whatever its arguments are;
@@ -78,6 +79,7 @@ class InlinePlan:
     by_keyword: frozenset[str]  # the parameters a keyword argument may fill
     defaults: Mapping[str, object]
     size: int  # its statements
+    assigned: frozenset[str]  # the names it assigns (a parameter among them is rebound)
 
 
 def inline_plan(fn: object) -> InlinePlan | None:
@@ -135,6 +137,11 @@ def _plan(fn: types.FunctionType) -> InlinePlan | None:
         frozenset(positional[code.co_posonlyargcount :]) | frozenset(keyword_only),
         types.MappingProxyType(defaults),
         size,
+        frozenset(
+            node.id
+            for node in nodes
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+        ),
     )
 
 
@@ -163,6 +170,10 @@ class CalleeInlining:
         if isinstance(func, cst.Name) and (func.value in self.current or func.value in self.nested):
             return None
         fn = self.resolution.function_of(func)
+        if fn is None and isinstance(func, cst.Attribute):  # self.step(x): step(self, x)
+            fn = self.resolution.method_of(func)
+            if fn is not None:
+                call = call.with_changes(args=(cst.Arg(func.value), *call.args))
         if fn is None or registry.lookup(fn) is not None:  # a primitive: its rule, or its
             return None  # LookupError (asked each time: rules are registered at any time)
         plan = inline_plan(fn)
@@ -188,8 +199,10 @@ class CalleeInlining:
             self.namer.reserve(name)
             self.constants[name] = value
             self.constant_sources[name] = (fn, sources[name])
+        resolution = self._with_constant_parameters(plan, atoms)
+        atoms = {param: atom for param, atom in atoms.items() if resolution.is_local(param)}
         outer = self.parsed, self.resolution, self.nested, self.inlined_from
-        self.parsed, self.resolution, self.nested = parsed, plan.resolution, {}
+        self.parsed, self.resolution, self.nested = parsed, resolution, {}
         self.inlined_from = parsed.name
         self.inline_stack.append((parsed.filename, parsed.first_line, parsed.name))
         self.inline_budget -= plan.size
@@ -199,6 +212,32 @@ class CalleeInlining:
         finally:
             self.inline_stack.pop()
             self.parsed, self.resolution, self.nested, self.inlined_from = outer
+
+    def _with_constant_parameters(self, plan: InlinePlan, atoms: dict) -> Resolution:
+        """The callee's resolution with each parameter given a captured constant (the
+        instance in ``self.step(x)``, a default), and never assigned by the callee, made a
+        free name spelled as the caller spells that constant: its reads (``self.k``) are
+        then what the caller's own reads of the constant are, constants of the derivative
+        read where they are used, not values saved for the adjoint."""
+        resolution = plan.resolution
+        free, spelling = dict(resolution.free), dict(resolution.spelling)
+        params = set()
+        for param, atom in atoms.items():
+            if not isinstance(atom, cst.Name) or param in plan.assigned:
+                continue
+            value = self.constants.get(atom.value, self.caller_namespace.get(atom.value, _ABSENT))
+            if value is _ABSENT:
+                continue
+            free[param], spelling[param] = value, atom.value
+            params.add(param)
+        if not params:
+            return resolution
+        return dataclasses.replace(
+            resolution,
+            locals=resolution.locals - params,
+            free=types.MappingProxyType(free),
+            spelling=types.MappingProxyType(spelling),
+        )
 
     def _bound(self, plan: InlinePlan, call: cst.Call) -> dict | None:
         """The user's argument expression of each parameter a call gives one, as Python binds

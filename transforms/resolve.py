@@ -68,6 +68,18 @@ class Resolution:
         plain = isinstance(value, types.FunctionType) and value.__code__.co_name != "<lambda>"
         return value if found and plain else None
 
+    def method_of(self, expr: cst.BaseExpression) -> types.FunctionType | None:
+        """The plain ``def`` function of the instance method `expr` names (``self.step``, the
+        instance a free value), called with that instance first; None for anything else (a
+        class method's first argument is its class, not `expr`'s base)."""
+        found, value = self._value_of(expr)
+        if not found or not isinstance(value, types.MethodType):
+            return None
+        function = value.__func__
+        if isinstance(value.__self__, type) or not isinstance(function, types.FunctionType):
+            return None
+        return function if function.__code__.co_name != "<lambda>" else None
+
     def _value_of(self, expr: cst.BaseExpression) -> tuple[bool, object]:
         if isinstance(expr, cst.Name):
             if expr.value in self.locals or expr.value not in self.free:
