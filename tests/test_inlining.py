@@ -143,3 +143,11 @@ def test_an_inlined_method_reads_the_instance_when_it_runs():
     got = gradient(0.7, -0.3)
     for i, g in enumerate(got):
         np.testing.assert_allclose(g, numerical_gradient(model.energy, (0.7, -0.3), i), rtol=1e-6)
+
+
+def test_a_number_from_a_method_call_is_updated_as_a_number():
+    # the mutation walk took self.scaled(...) for a method of an array, whose result may be
+    # its argument: y *= ... was refused as an update of the argument y in place
+    loss = ip.Scaler(0.8).loss
+    assert sg.grad(loss)(0.6) == pytest.approx(numerical_gradient(loss, (0.6,), 0), rel=1e-6)
+    sg.check_grads(loss, (0.6,), order=2)

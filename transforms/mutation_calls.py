@@ -95,8 +95,10 @@ class CallWalker:
                 f"write into a copy with item assignment (y = y.copy(); y[index] = value), or "
                 f"build the new array with np.where",
             )
-        if isinstance(func, cst.Attribute) and not _is_namespace(func.value, self.resolution):
-            return self.method_call(expr, func, args, every, state)  # x.sort(), GLOBAL.fill()
+        own_method = found and is_user_callee(callee)  # self.scaled(...): walked as a call
+        if isinstance(func, cst.Attribute) and not own_method:
+            if not _is_namespace(func.value, self.resolution):
+                return self.method_call(expr, func, args, every, state)  # x.sort(), G.fill()
         if found:
             return self.known_call(expr, callee, args, every, state)
         if isinstance(func, cst.Name) and func.value in self.nested:

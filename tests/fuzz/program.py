@@ -131,7 +131,13 @@ def _render_entry(main: Function, entry: str, check: bool) -> list[str]:
             f"def {name}(self, {params}):", [Simple(Text.plain("k = self.k")), *main.body]
         )
         init = ["    def __init__(self, k):", "        self.k = k", ""]
-        return ["class Model:", *init, *_render_function(method, check, 1)]
+        # a method f may call as self.scaled(...) (one of its helpers: `statements.program`)
+        scaled = [
+            "    def scaled(self, a, b=0.5, *, c=1.0):",
+            "        return (a * b + c) * self.k",
+            "",
+        ]
+        return ["class Model:", *init, *scaled, *_render_function(method, check, 1)]
     return _render_function(Function(f"def g({params}, *, k):", main.body), check, 0)
 
 

@@ -662,6 +662,8 @@ class ProgramGenerator(IdiomStatements, Generator):
                 "partial": f"f = functools.partial(g, k={value})",
                 "lambda": f"f = lambda {names}: g({names}, k={value})",
             }[entry]
+        if entry in ("method", "callable"):  # f may call another method of its class
+            self.helper_sigs += [("self.scaled", "S", ("S",)), ("self.scaled", "V", ("V",))]
         body = self.block(scope, 0, None, self.rng.randrange(2, self.size + 1))
         body.append(Simple(fmt("return {}", self.value(scope, self.out_kind))))
         header = "def f(" + ", ".join(name for name, _ in params) + "):"
