@@ -17,7 +17,7 @@ import libcst as cst
 from s2sgrad.runtime import Registry
 from s2sgrad.runtime import registry as default_registry
 
-from . import codegen
+from . import codegen, transform_cache
 from .activity import Activity, analyze_activity
 from .anf import NormalForm, normalize
 from .aux import attach_aux, check_output, output_check, split_aux
@@ -77,11 +77,30 @@ def _show(debug: bool, stage: str, node) -> None:
         print(f"---- after {stage} ----\n{text}", file=sys.stderr)
 
 
-def analyze(
-    fn, spec: GradSpec, registry: Registry = default_registry, debug: bool = False
-) -> Analysis:
-    """Parse, fence, resolve, normalize and find the active values of `fn`."""
-    debug = _debug_enabled(debug)
+@dataclasses.dataclass(frozen=True)
+class _FrontEnd:
+    """What every transform of one function shares: its parse, resolution and normal form,
+    and the namer as normal form left it (each transform names on from a copy)."""
+
+    parsed: ParsedFunction
+    resolution: Resolution
+    nf: NormalForm
+    namer: Namer
+
+
+_FRONT_END = ("front end",)  # what a `_FrontEnd` is, in the transform cache's key
+
+
+def _front_end(fn, debug: bool) -> _FrontEnd:
+    """Parse, fence, resolve and normalize `fn`: found in the transform cache when another
+    transform of `fn` did it (``sg.grad`` and ``sg.hessian`` of one function, the fuzzer's
+    every mode), unless the passes' output is to be shown."""
+    if debug or pass_hooks:
+        return _build_front_end(fn, debug)
+    return transform_cache.cached(fn, _FRONT_END, lambda: _build_front_end(fn, debug))
+
+
+def _build_front_end(fn, debug: bool) -> _FrontEnd:
     parsed = parse_function(fn)
     _show(debug, "parse", parsed.funcdef)
     fence(parsed)
@@ -91,6 +110,16 @@ def analyze(
     )
     nf = normalize(parsed, resolution, namer)
     _show(debug, "normalize", nf.funcdef)
+    return _FrontEnd(parsed, resolution, nf, namer)
+
+
+def analyze(
+    fn, spec: GradSpec, registry: Registry = default_registry, debug: bool = False
+) -> Analysis:
+    """Parse, fence, resolve, normalize and find the active values of `fn`."""
+    debug = _debug_enabled(debug)
+    front = _front_end(fn, debug)
+    parsed, resolution, nf, namer = front.parsed, front.resolution, front.nf, front.namer.copy()
     aux = None
     if spec.has_aux:
         check_output(nf, parsed.name, True, "sg.value_and_grad" if spec.with_value else "sg.grad")
