@@ -10,11 +10,17 @@ Each failing class's first program is reduced and written to ``--out`` as a read
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+# every program is new: storing its transforms in the user's on-disk cache would only evict
+# the user's entries (and cost each check the writes and the size bound's scans); set before
+# s2sgrad is imported, so the workers inherit it
+os.environ.setdefault("S2SGRAD_CACHE_DIR", "off")
 
 from . import oracle
 from .campaign import Campaign
