@@ -193,3 +193,27 @@ def test_importing_nn_recompiles_nothing(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "same"
+
+
+def shares_a_front_end(x):
+    return np.sum(np.sin(SCALE * x) * x)
+
+
+def test_transforms_of_one_function_share_its_normal_form(monkeypatch):
+    # sg.grad, sg.jvp and sg.hessian of one function normalize it once; a changed global
+    # it reads makes the normal form (and every transform) be built again
+    from s2sgrad.transforms import pipeline
+
+    calls = []  # (the Hessian also normalizes the generated gradient it differentiates)
+    original = pipeline.normalize
+    monkeypatch.setattr(
+        pipeline, "normalize", lambda parsed, *a: calls.append(parsed.name) or original(parsed, *a)
+    )
+    f = shares_a_front_end
+    np.testing.assert_allclose(sg.grad(f)(X), numerical_gradient(f, (X,), 0), rtol=1e-6)
+    sg.jvp(f, (X,), (V,))
+    sg.hessian(f)(X)
+    assert calls.count(f.__name__) == 1
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)
+    np.testing.assert_allclose(sg.grad(f)(X), numerical_gradient(f, (X,), 0), rtol=1e-6)
+    assert calls.count(f.__name__) == 2
