@@ -4,7 +4,8 @@ A call of a user function that stays a call costs, in reverse mode, a call of it
 forward half, a tuple of saved values and a call of its backward half (`calls`), and the
 callee's code is specialized only for what the call site knows of its arguments. A small
 function that changes nothing in place is instead inlined by normal form, the way a function
-defined inside the one being transformed is: its parameters become copies of the arguments,
+defined inside the one being transformed is: its parameters are the arguments (their names,
+or a constant's: ``self.k`` of a captured instance reads as the caller's own ``self.k``),
 its statements are normalized into the caller's body under names of their own (the one
 `Namer` keeps them apart from the caller's), its free names keep what they mean in its own
 module, and its returned value is the value of the call. The derivative is then that of
