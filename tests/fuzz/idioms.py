@@ -15,6 +15,7 @@ class IdiomStatements:
         forms = [self._over_literal, self._mapped, self._local_lambda, self._errstate]
         forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
         forms += [self._columns, self._counted, self._set_of_sizes, self._record]
+        forms += [self._converted]
         if self.of_kind(scope, "D"):
             forms += [self._items, self._values, self._dict_of_items]
         return self.choice(forms)(scope)
@@ -132,6 +133,22 @@ class IdiomStatements:
         definition = Simple(fmt(f"{function} = lambda {item}: {{}}", element))
         scope[function] = Var("F")
         return [definition, *self._result(scope, f"{function}({{}})", self.scalar(scope, 1))]
+
+    def _converted(self, scope):
+        """``float(...)`` and ``.item()`` of a 0-d value (the same number, and derivative), and
+        a choice by ``isinstance`` (a constant of the derivative)."""
+        name = self.fresh(scope, "s")
+        vector = self.vector(scope, 1)
+        form = self.rng.randrange(3)
+        if form == 0:
+            text = fmt(f"{name} = float(np.sum({{}}))", vector)
+        elif form == 1:
+            text = fmt(f"{name} = np.sum({{}}).item()", vector)
+        else:
+            number = self.scalar(scope, 1)
+            text = fmt(f"{name} = ({{}}) if isinstance(GL, list) else np.sum({{}})", number, vector)
+        scope[name] = Var("S")
+        return [Simple(text)]
 
     def _errstate(self, scope):
         name = self.fresh(scope, "s")

@@ -453,7 +453,7 @@ class ProgramGenerator(IdiomStatements, Generator):
     def s_for(self, scope, depth, loop):
         exits = self.chance(0.5)
         i = self.fresh(scope, "i")
-        form = self.rng.randrange(8)
+        form = self.rng.randrange(9)
         lists = [
             n
             for n in self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
@@ -465,6 +465,11 @@ class ProgramGenerator(IdiomStatements, Generator):
             pairs = [fmt("({}, {})", self.vector(scope, 1), self.scalar(scope, 1)) for _ in "ab"]
             header = fmt(f"for {i}, {e} in [{{}}, {{}}]:", *pairs)
             index, trips = ((i, "V", 0), (e, "S", 0)), 2
+        elif form == 8:  # ``for i, (p, q) in enumerate(zip(a, b))``
+            e, f = self.fresh(scope, "e"), self.fresh(scope, "e")
+            first, second = (self.choice([*self.of_kind(scope, "V"), "GV"]) for _ in "ab")
+            header = f"for {i}, ({e}, {f}) in enumerate(zip({first}, {second})):"
+            index, trips = ((i, "I", 2), (e, "S", 0), (f, "S", 0)), 3
         elif form == 7 and lists:  # by position: ``for i in range(len(xs))``
             source = self.choice(lists)
             header = f"for {i} in range(len({source})):"
