@@ -79,5 +79,11 @@ def test_generated_programs_run(tmp_path):
         with registry.scratch():
             module = oracle.load(generate(seed).render(), tmp_path)
             kinds = [kind for _, kind in generate(seed).params]
-            values = {"S": 0.3, "V": np.full(3, 0.3), "R": module.Rec(0.3, np.full(3, 0.3))}
+            record = np.full(3, 0.3)
+            values = {
+                "S": 0.3,
+                "V": record,
+                "R": module.Rec(0.3, record),
+                "RD": module.RecD(0.3, record),
+            }
             module.f(*[values[kind] for kind in kinds])

@@ -34,6 +34,8 @@ GLOBALS = [
     "GV = np.array([0.5, -1.0, 0.25])",
     "GL = [0.3, -0.2]",
     "\n\nclass Rec(typing.NamedTuple):\n    a: float\n    b: np.ndarray\n    c: float = 0.5\n",
+    "\n@dataclasses.dataclass(frozen=True)\nclass RecD:\n    a: float\n    b: np.ndarray\n"
+    "    c: float = 0.5\n",
 ]
 # names that collide with what the compiler invents, drawn now and then
 TRICKY = ("dx", "_t1", "tx", "_batch", "dv", "_stack", "unbroadcast", "d_t1", "ans", "g")

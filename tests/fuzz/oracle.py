@@ -99,8 +99,9 @@ def _arguments(program: Program, rng, record) -> tuple:
     def draw(kind):
         if kind == "S":
             return float(rng.uniform(-1.2, 1.2))
-        if kind == "R":  # Rec(a, b, c), the program's NamedTuple
-            return record(float(rng.uniform(-1.2, 1.2)), rng.uniform(-1.2, 1.2, 3), 0.5)
+        if kind in ("R", "RD"):  # Rec(a, b, c), the program's NamedTuple, or its dataclass
+            made = record[kind]
+            return made(float(rng.uniform(-1.2, 1.2)), rng.uniform(-1.2, 1.2, 3), 0.5)
         return rng.uniform(-1.2, 1.2, 3)
 
     return tuple(draw(kind) for _, kind in program.params)
@@ -193,7 +194,7 @@ class Reference:
         record arguments' results must be records of the same type."""
         found = []
         for i, got in enumerate(results):
-            if isinstance(self.args[i], tuple) and type(got) is not type(self.args[i]):
+            if _is_record(self.args[i]) and type(got) is not type(self.args[i]):
                 raise Mismatch("wrong", f"{what} {i}: a {type(got).__name__}, expected a record")
             parts = sg.tree.leaves(got)
             if len(parts) != len(self.groups[i]):
@@ -402,7 +403,8 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
     try:
         module = load(source, directory)
         f = module.f
-        args = _point(program, f, rng, getattr(module, "Rec", None))
+        records = {"R": getattr(module, "Rec", None), "RD": getattr(module, "RecD", None)}
+        args = _point(program, f, rng, records)
     except Exception as error:
         return Outcome("failed", [Failure("program", "invalid", repr(error))])
     if args is None:
@@ -413,6 +415,11 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         return Outcome("skipped")
     failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
     return Outcome("failed" if failures else "ok", failures, modes)
+
+
+def _is_record(value) -> bool:
+    """A record argument: the program's NamedTuple or frozen dataclass."""
+    return isinstance(value, tuple) or dataclasses.is_dataclass(value)
 
 
 def reference(program: Program, module, f, args: tuple, rng) -> Reference | None:
@@ -435,7 +442,7 @@ def reference(program: Program, module, f, args: tuple, rng) -> Reference | None
             float(np.max(np.abs(a - b), initial=0.0))
             for a, b in zip(jac, jacobians(f_flat, flat, eps=2e-6), strict=True)
         )
-        plain = [i for i, arg in enumerate(args) if not isinstance(arg, tuple)]
+        plain = [i for i, arg in enumerate(args) if not _is_record(arg)]
         wrt = plain[int(rng.integers(len(plain)))]
         leaf = groups[wrt][0]
         # second differences at two steps, extrapolated (Richardson): their truncation error

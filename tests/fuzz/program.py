@@ -82,7 +82,8 @@ class Function:
 @dataclasses.dataclass
 class Program:
     """A whole module. ``params`` are ``(name, kind)`` with kind "S" (float), "V" (3-vector)
-    or "R" (a ``Rec(a, b, c)`` NamedTuple of a float, a 3-vector and a float)."""
+    "R" (a ``Rec(a, b, c)`` NamedTuple of a float, a 3-vector and a float) or "RD" (``RecD``,
+    the same fields in a frozen dataclass)."""
 
     globals_: list[str]
     helpers: list[Function]
@@ -95,7 +96,8 @@ class Program:
     entry: str = "closure"  # with `closure`, what f is (statements.ENTRIES)
 
     def render(self, check: bool = False) -> str:
-        lines = ["import functools", "import math", "import typing", "", "import numpy as np", ""]
+        lines = ["import dataclasses", "import functools", "import math", "import typing", ""]
+        lines += ["import numpy as np", ""]
         lines += ["import s2sgrad as sg", ""]
         lines += [*self.globals_, ""]
         for fn in self.helpers:

@@ -649,10 +649,10 @@ class ProgramGenerator(IdiomStatements, Generator):
         if self.chance(0.05):
             params = [("dx" if k == "S" else "_t1", k) for _, k in params[:1]] + params[1:]
         if self.chance(0.15):  # a record argument (the Rec NamedTuple), read by field
-            params.append(("r", "R"))
+            params.append(("r", self.choice(("R", "RD"))))
         self.out_kind = "V" if self.chance(0.2) else "S"
-        scope = {name: Var(kind) for name, kind in params if kind != "R"}
-        if ("r", "R") in params:
+        scope = {name: Var(kind) for name, kind in params if not kind.startswith("R")}
+        if any(kind.startswith("R") for _, kind in params):
             scope.update({"r.a": Var("S"), "r.b": Var("V"), "r.c": Var("S")})
         closure, entry = None, "closure"
         if self.chance(0.3):  # f reads a captured k: a closure, a method, a partial, ...
