@@ -143,16 +143,17 @@ def cumprod_adjoint(g, a, axis=None, product=None):
         shape = np.shape(a)
         out = cumprod_adjoint(g, np.ravel(a), 0, product)  # g is shaped like the flat result
         return np.reshape(out, (*np.shape(out)[:-1], *shape))
-    rank = max(np.ndim(a), np.ndim(g))
-    a0, _ = _along(_floating(a, g), a, axis, rank)
-    g0, back = _along(_floating(g, a), a, axis, rank)
-    if a0.all():  # no zero: the textbook adjoint is exact
+    floating = _floating(a, g)
+    if floating.all():  # no zero: the textbook adjoint is exact, run along the axis where it
+        # is (counted from the end: `g` may have leading batch axes), with no axis moved first
+        k = int(axis) % np.ndim(a) - np.ndim(a)
         if product is None or np.ndim(product) != np.ndim(a):
-            product = np.cumprod(a0, axis=0)
-        else:
-            product, _ = _along(product, a, axis, rank)
-        weighted = g0 * product
-        return back(np.flip(np.cumsum(np.flip(weighted, 0), axis=0), 0) / a0)
+            product = np.cumprod(floating, axis=k)
+        weighted = _floating(g, a) * product
+        return np.flip(np.cumsum(np.flip(weighted, k), axis=k), k) / floating
+    rank = max(np.ndim(a), np.ndim(g))
+    a0, _ = _along(floating, a, axis, rank)
+    g0, back = _along(_floating(g, a), a, axis, rank)
     before, from_zero, exclusive, after, at = _split_at_first_zero(a0)
     weighted = g0 * np.cumprod(a0, axis=0)
     head = np.flip(np.cumsum(np.flip(weighted, 0), axis=0), 0) / np.where(before, a0, 1.0)
