@@ -156,6 +156,20 @@ CASES = {
         """,
         [("x", "S"), ("v", "V"), ("y", "S")],
     ),
+    # the mutation walk bound (p, q) to an item of zip(...) as a whole, which may be an
+    # array sharing w's memory: q **= 2 was refused as a change to w (fuzz seed 1800061)
+    "items of enumerate(zip(...)) updated as numbers": (
+        """
+        def f(x, w):
+            total = 0.0
+            for i, (p, q) in enumerate(zip(w, GV)):
+                q **= 2
+                p *= x
+                total = total + p * q + i
+            return total
+        """,
+        [("x", "S"), ("w", "V")],
+    ),
     "a concatenation overwritten in a loop": (
         """
         def f(x, v):

@@ -190,7 +190,8 @@ class _Walker(CallWalker):
         """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
         ``xs``, ``zip(a, b)`` an item of each, ``reversed(xs)`` an item of ``xs``; the items
         are those of the iterable as it was at the loop's `entry` (names rebound in the
-        body do not change what it iterates)."""
+        body do not change what it iterates). Nested targets follow nested iterables:
+        ``for i, (p, q) in enumerate(zip(a, b))`` binds ``p`` to an item of ``a``."""
         builtin = None
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name):
             found, value = self.resolution.value_of(iterable.func)
@@ -205,11 +206,11 @@ class _Walker(CallWalker):
         )
         if pairs and builtin is enumerate and len(arguments) == 1 and len(target.elements) == 2:
             self.bind(target.elements[0].value, Refs(kind=INT), state, None)
-            self.bind(target.elements[1].value, self.element_of(arguments[0], entry), state, None)
+            self.bind_loop_target(target.elements[1].value, arguments[0], state, entry)
             return
         if pairs and builtin is zip and len(arguments) == len(target.elements):
             for element, argument in zip(target.elements, arguments, strict=True):
-                self.bind(element.value, self.element_of(argument, entry), state, None)
+                self.bind_loop_target(element.value, argument, state, entry)
             return
         self.bind(target, self.element_of(iterable, entry), state, None)
 
