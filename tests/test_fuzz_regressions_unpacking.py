@@ -170,6 +170,19 @@ CASES = {
         """,
         [("x", "S"), ("w", "V")],
     ),
+    # a list literal of (vector, number) pairs: each target was bound to a whole pair, so
+    # b *= ... on a number was refused as a change to the vectors' memory
+    "pairs of a list literal updated as numbers": (
+        """
+        def f(x, w):
+            total = 0.0
+            for W, b in [(w * x, np.max(w)), (np.cumsum(w) * 0.5, x / (1.0 + x * x))]:
+                b *= np.tanh(x)
+                total = total + np.sum(W * b)
+            return total
+        """,
+        [("x", "S"), ("w", "V")],
+    ),
     "a concatenation overwritten in a loop": (
         """
         def f(x, v):

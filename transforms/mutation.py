@@ -212,6 +212,14 @@ class _Walker(CallWalker):
             for element, argument in zip(target.elements, arguments, strict=True):
                 self.bind_loop_target(element.value, argument, state, entry)
             return
+        rows = _tuple_rows(iterable, len(target.elements)) if pairs else None
+        if rows:  # for W, b in [(W1, b1), (W2, b2)]: W is W1 or W2, b is b1 or b2
+            for k, element in enumerate(target.elements):
+                refs = self.expression(rows[0][k], entry)
+                for row in rows[1:]:
+                    refs = refs | self.expression(row[k], entry)
+                self.bind(element.value, refs, state, None)
+            return
         self.bind(target, self.element_of(iterable, entry), state, None)
 
     def small(self, node: cst.BaseSmallStatement, state: State) -> None:
@@ -496,6 +504,23 @@ class _Walker(CallWalker):
 
     def walk_callee(self, parsed, resolution, kinds: dict, active) -> object:
         return _walk(parsed, resolution, kinds, active)
+
+
+def _tuple_rows(iterable, width: int) -> list | None:
+    """The items of a list or tuple literal of tuple literals of `width` items (no starred
+    ones), each as the list of its item expressions; None for any other iterable."""
+    if not isinstance(iterable, (cst.List, cst.Tuple)) or not iterable.elements:
+        return None
+    rows = []
+    for element in iterable.elements:
+        row = element.value
+        if isinstance(element, cst.StarredElement) or not isinstance(row, cst.Tuple):
+            return None
+        items = [e.value for e in row.elements if not isinstance(e, cst.StarredElement)]
+        if len(items) != width or len(row.elements) != width:
+            return None
+        rows.append(items)
+    return rows
 
 
 def _is_container_expr(expr, state: State) -> bool:
