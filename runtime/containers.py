@@ -31,6 +31,7 @@ __all__ = [
     "batch_unstack",
     "by_element",
     "by_position",
+    "check_output",
     "check_unpack",
     "concatenation_error",
     "container_adjoint",
@@ -609,6 +610,19 @@ def snapshot(value):
     if isinstance(value, dict):
         return {key: snapshot(item) for key, item in value.items()}
     return value
+
+
+def check_output(value, name: str) -> None:
+    """The check of a differentiated function's output whose form its source does not show
+    (`transforms/aux.py`): a TypeError for a container, None or a string. A call, not an
+    ``if ... is None`` in generated code: a later pass may write a number in its place, and
+    ``0.5 is None`` is a SyntaxWarning."""
+    if value is None or isinstance(value, (tuple, list, dict, str)):
+        raise TypeError(
+            f"{name} returned a tuple, list, dict, None or string, not an array or a number; "
+            f"to differentiate one value and carry other results along, return (value, aux) "
+            f"and pass has_aux=True"
+        )
 
 
 def check_unpack(value, count, starred=False):

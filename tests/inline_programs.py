@@ -162,3 +162,21 @@ class Scaler:
         y = self.scaled(*(y, 2.0))
         y *= np.tanh(0.3)  # (y is a number: rebound, not changed in place)
         return y * y
+
+
+def constant_of(x, *, k):
+    x -= 1.0  # (an update of a number: the call stays a call at first order)
+    return (0.5 - 0.75) ** 2
+
+
+CONSTANT_LAMBDA = lambda x: constant_of(x, k=0.3)  # noqa: E731
+
+
+def pair_here(x):
+    doubled = x * 1.0
+    doubled *= 2.0  # (a call that stays a call: its result's form shows when it runs)
+    return doubled, x
+
+
+def returns_a_pair(x):
+    return pair_here(x)

@@ -151,3 +151,16 @@ def test_a_number_from_a_method_call_is_updated_as_a_number():
     loss = ip.Scaler(0.8).loss
     assert sg.grad(loss)(0.6) == pytest.approx(numerical_gradient(loss, (0.6,), 0), rel=1e-6)
     sg.check_grads(loss, (0.6,), order=2)
+
+
+def test_a_constant_output_compiles_without_warnings():
+    # the second-order code inlines the first-order code's halves, and the output check
+    # read `0.0625 is None` once the result was a literal (a SyntaxWarning at every compile)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        assert sg.hessian(ip.CONSTANT_LAMBDA)(0.3) == 0.0
+        assert sg.grad(sg.grad(ip.CONSTANT_LAMBDA))(0.3) == 0.0
+    with pytest.raises(TypeError, match="has_aux"):
+        sg.grad(ip.returns_a_pair)(0.3)

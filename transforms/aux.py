@@ -134,17 +134,7 @@ def output_check(nf: NormalForm, name: str) -> list[cst.BaseStatement]:
     output = nf.output
     if not isinstance(output, cst.Name) or "value" not in output_forms(nf):
         return []
-    message = (
-        f"{name} returned a tuple, list, dict, None or string, not an array or a number; to "
-        f"differentiate one value and carry other results along, return (value, aux) and "
-        f"pass has_aux=True"
-    )
-    return [
-        cst.parse_statement(
-            f"if isinstance({output.value}, (tuple, list, dict, str)) or {output.value} is None:\n"
-            f"    raise TypeError({message!r})\n"
-        )
-    ]
+    return [cst.parse_statement(f"check_output({output.value}, {name!r})\n")]
 
 
 def split_aux(nf: NormalForm, namer: Namer) -> tuple[NormalForm, str]:
