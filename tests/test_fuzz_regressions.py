@@ -12,6 +12,16 @@ from fuzz.program import Snippet
 GLOBALS = "GV = np.array([0.5, -1.0, 0.25])\nG0 = 0.7\n"
 
 CASES = {
+    # the batched tangent of sum() over a filtered comprehension that keeps nothing was the
+    # number 0, with no axis of directions: forward-mode Jacobians raised IndexError (seed
+    # 2000116)
+    "sum of a filtered comprehension that keeps nothing": (
+        """
+        def f(x, w):
+            return sum([e * x for e in w if e > 5.0]) + sum([e * e for e in w if e > 0.0])
+        """,
+        [("x", "S"), ("w", "V")],
+    ),
     # a batched callee (Hessians run the callee's forward code for every direction at once)
     # took its number of directions from the tangents it was given: a callee returning an
     # empty tuple of saved values gave its backward half none with an array, so its zero

@@ -113,6 +113,10 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
         tangent = _batched_linear(op, ans, ctx, statements)
     elif rule.linear is not None:
         tangent = _linear(op, statement.value, ctx)
+        if ctx.batched and rule.primitive is builtins.sum and _no_start(op, tangent):
+            # sum of an empty list is the number 0, with no axis of directions: the sum of
+            # the items' tangents starts from the result's batched zero instead
+            tangent = tangent.with_changes(args=(*tangent.args, cst.Arg(ctx.zero(ans))))
     else:
         tangent = elementwise_tangent(op, ans, ctx, statements)
     results = [None] * len(op.targets)
@@ -126,6 +130,12 @@ def _unpacked(op: Operation, ctx: TangentContext) -> TransformError:
     if origin is None:
         return TransformError(message, "<unknown>", 1, 0)
     return TransformError(message, origin.filename, origin.line, origin.col, origin.text)
+
+
+def _no_start(op: Operation, tangent) -> bool:
+    """``sum(items)`` given no start value, its tangent one call of ``sum``."""
+    plain_call = isinstance(tangent, cst.Call) and len(tangent.args) == 1
+    return plain_call and len(op.args) == 1 and not op.kwargs
 
 
 def _batch_safe(rule) -> bool:
