@@ -547,10 +547,11 @@ def _fold(whole: ContainerAdjoint, length: int) -> ContainerAdjoint:
 
 def repeated(g, items):
     """The adjoint of every term of ``sum(items)``: `g` itself, once per item (for an array,
-    once per row: `g` broadcast to its shape)."""
+    once per row: `g` broadcast to its shape), summed to the shape of an item it was
+    broadcast from (``sum([x, 2.0])``: the number's adjoint is a number)."""
     if isinstance(items, np.ndarray):
         return np.zeros(items.shape, np.result_type(items, g, 1.0)) + g
-    return by_position([g] * len(items))
+    return by_position([_summed_to(g, np.shape(item)) for item in items])
 
 
 def batch_repeated(t, items):
@@ -560,7 +561,21 @@ def batch_repeated(t, items):
         missing = items.ndim - (t.ndim - 1)
         t = np.reshape(t, (t.shape[0],) + (1,) * missing + t.shape[1:])
         return np.zeros((t.shape[0], *items.shape), np.result_type(items, t, 1.0)) + t
-    return by_position([t] * len(items), batch=np.shape(t)[0])
+    lead = np.shape(t)[:1]
+    return by_position([_summed_to(t, np.shape(item), lead) for item in items], batch=lead[0])
+
+
+def _summed_to(g, shape: tuple, lead: tuple = ()):
+    """`g` (behind the batch axes `lead`) summed over the axes an operand of `shape` was
+    broadcast along; a smaller `g` (broadcast lazily, like the seed ``1.0``) as it is."""
+    gshape = np.shape(g)[len(lead) :]
+    extra = len(gshape) - len(shape)
+    if gshape == shape or extra < 0:
+        return g
+    start = len(lead) + extra
+    axes = tuple(range(len(lead), start))
+    axes += tuple(start + i for i, n in enumerate(shape) if n == 1 and gshape[extra + i] != 1)
+    return np.reshape(np.sum(g, axis=axes), (*lead, *shape))
 
 
 def as_structure(adjoint, value):

@@ -91,10 +91,14 @@ def moved_adjoint(g, x, moved):
     """The adjoint of a function that moved the elements of `x` to the positions `moved`
     gives them (`moved` is the function applied to ``element_numbers(x)``): `g` summed by
     element. A sequence `x` gets a container adjoint with one array per entry. `g` may carry
-    leading batch axes (then so does the result)."""
+    leading batch axes (then so does the result). For a list `moved` (``np.split``'s), `g` is
+    a list of adjoints, a container adjoint, or one array: the list read as one array (the
+    pieces along the first axis behind the batch axes), as ``np.var(parts)``'s adjoint is."""
     pieces = _pieces(x)
     sizes = [int(np.size(p)) for p in pieces]
     count = sum(sizes) + 1
+    if isinstance(moved, (list, tuple)) and isinstance(g, np.ndarray) and moved:
+        g = list(np.moveaxis(g, np.ndim(g) - 1 - np.ndim(moved[0]), 0))
     lead = _lead(g, moved)
     flat_g = _flat_adjoint(g, moved, lead)
     rows = int(np.prod(lead, dtype=np.int64))

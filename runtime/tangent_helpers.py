@@ -39,6 +39,7 @@ __all__ = [
     "batch_permutation",
     "batch_shape",
     "batch_size",
+    "batch_sum",
     "batch_unbroadcast",
     "batch_unreduce",
     "broadcast_tangent",
@@ -214,6 +215,22 @@ def tangent_sum(t, a, axis=None, keepdims=False):
     if nb == 0:
         return np.sum(t, axis=axis, keepdims=keepdims)
     return np.sum(t, axis=batch_axis(axis, a), keepdims=keepdims)
+
+
+def batch_sum(tangents, items, ans, start):
+    """The batched tangent of ``ans = sum(items, ...)`` given the tangents of `items` (a list
+    of batched tangents, a batched tangent of an array summed over its first axis, or None)
+    and `start`, the start's tangent lifted to `ans`'s rank (or the result's batched zero).
+    Each item's tangent is lifted to `ans`'s rank behind the axis of directions first: a
+    number's tangent among vectors' would otherwise broadcast along the wrong axis."""
+    total = start
+    if isinstance(items, np.ndarray) and tangents is not None:
+        total = total + lift_tangent(np.sum(tangents, axis=1), items[0], ans)
+    elif tangents is not None:
+        for t, item in zip(tangents, items, strict=True):
+            if t is not None:
+                total = total + lift_tangent(t, item, ans)
+    return broadcast_tangent(total, ans, True)
 
 
 def solve_tangent(a, rhs, b):

@@ -212,6 +212,42 @@ CASES = {
         [("v", "V"), ("y", "S"), ("w", "V")],
         "S",
     ),
+    # sum(items) gave each item the adjoint of the whole sum: a number among vectors got a
+    # vector, which reducing it to the number's shape could not reshape (a callee summing its
+    # *args, kept a call by its dict write)
+    "a sum of a vector and numbers, in a callee": (
+        """
+        def g(*xs):
+            D = {"b": 0.7}
+            D["b"] = 0.5
+            return sum(v * v * D["b"] for v in xs)
+
+        def f(w, s):
+            return np.sum(g(w, s * w[0], 2.0 * s))
+        """,
+        [("w", "V"), ("s", "S")],
+        "S",
+    ),
+    # the start of sum() got the adjoint of the whole sum: a number starting a sum of vectors
+    # had a vector gradient, silently; and in batched forward mode the number's tangent was
+    # added to the vectors' with its axis of directions where theirs are elements
+    "a number starting a sum of vectors": (
+        """
+        def f(w, s):
+            t = sum([w, w * 2.0], s * s)
+            return np.sum(t * s)
+        """,
+        [("w", "V"), ("s", "S")],
+        "S",
+    ),
+    "a number starting a sum of vectors, the sum returned": (
+        """
+        def f(w, s):
+            return sum([w * s, w * 2.0], s * s)
+        """,
+        [("w", "V"), ("s", "S")],
+        "V",
+    ),
 }
 
 

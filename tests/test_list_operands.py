@@ -243,3 +243,84 @@ def test_vector_input(f):
     np.testing.assert_allclose(grad, total_gradient, rtol=1e-6, atol=1e-8)
     v = np.array([1.0, -0.5, 2.0])
     np.testing.assert_allclose(sg.jvp(f, (x,), (v,))[1], jacobian @ v, rtol=1e-6, atol=1e-8)
+
+
+# -- lists whose kind the compiler cannot see where they are read -------------------------------
+# A callee's parameter given a list, an item of a list of lists, a list saved by a callee's
+# forward half for its backward half: where such a value is read as one array, its tangent (a
+# list of tangents, each with the directions first when batched) must be made one array as the
+# value is. With three list elements and three directions, the list of batched tangents had
+# the right shape and the wrong layout: forward Jacobians and Hessians were silently wrong.
+
+
+def spread(x, items):
+    return np.var(items) * x + np.sum(np.sin(items) * 2 + np.square(items))
+
+
+def spread_of_a_list_argument(w):
+    items = [w[0] * w[1], w[1] * w[2], w[0] ** 2]
+    return spread(0.7, items)
+
+
+def spread_of_a_list_built_inside(x, w):
+    items = [w[0] * w[1], w[1] * w[2] * x, w[0] ** 2]
+    return np.var(items) * x + np.sum(np.square(items))
+
+
+def spread_through_a_callee(w):
+    return spread_of_a_list_built_inside(0.7, w)
+
+
+def spread_of_an_item(w):
+    rows = [[w[0] * w[1], w[1] * w[2], w[0] ** 2], [w[2], w[1], w[0]]]
+    first = rows[0]
+    return np.var(first) * np.sum(np.square(rows[1])) + np.sum(np.square(first) * 2)
+
+
+def spread_of_split_pieces(w):
+    parts = np.split(w * w, 3)  # a list of three arrays, read as one (3, 1) array
+    return np.var(parts) + np.sum(np.square(parts) * 2)
+
+
+HIDDEN_LIST_CASES = [
+    spread_of_a_list_argument,
+    spread_through_a_callee,
+    spread_of_an_item,
+    spread_of_split_pieces,
+]
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["inlined", "calls"])
+@pytest.mark.parametrize("f", HIDDEN_LIST_CASES, ids=lambda f: f.__name__)
+def test_a_list_whose_kind_is_not_seen(f, inline, monkeypatch):
+    if not inline:
+        monkeypatch.setenv("S2SGRAD_INLINE", "0")
+    w = np.array([0.3, -0.5, 0.8])
+    gradient = numerical_jacobian(f, w)
+    np.testing.assert_allclose(sg.grad(f)(w), gradient, rtol=1e-6, atol=1e-8)
+    for mode in ("reverse", "forward"):
+        got = sg.jacobian(f, mode=mode)(w)
+        np.testing.assert_allclose(got, gradient, rtol=1e-6, atol=1e-8, err_msg=mode)
+    v = np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(sg.jvp(f, (w,), (v,))[1], gradient @ v, rtol=1e-6, atol=1e-8)
+    hessian = numerical_jacobian(sg.grad(f), w)
+    np.testing.assert_allclose(sg.hessian(f)(w), hessian, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sg.jacobian(sg.grad(f))(w), hessian, rtol=1e-5, atol=1e-6)
+
+
+def variance_of_the_first_row(params):
+    first = params[0]
+    return np.var(first) * params[1][0]
+
+
+def test_an_item_of_a_nested_list_argument():
+    params = [[0.3, -0.5, 0.8], [1.5, 2.0, 0.1]]
+    flat = np.array([0.3, -0.5, 0.8, 1.5, 2.0, 0.1])
+
+    def on_flat(a):
+        return variance_of_the_first_row([list(a[:3]), list(a[3:])])
+
+    expected = numerical_jacobian(on_flat, flat)
+    for mode in ("reverse", "forward"):
+        got = sg.jacobian(variance_of_the_first_row, mode=mode)(params)
+        np.testing.assert_allclose(np.concatenate(got), expected, rtol=1e-6, err_msg=mode)

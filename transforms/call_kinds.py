@@ -4,7 +4,9 @@ The entry function is specialized for its arguments' kinds when it is called
 (`s2sgrad/dispatch.py`); a callee is specialized for what the caller's own specialization knows
 of the arguments at the call, when the caller is generated: which ones carry a derivative (so the
 callee computes no adjoint or tangent for the others), which are numbers (shape ``()``: no shape
-bookkeeping) and the ranks of arrays (so that ``x[i]`` of a vector is known to be a number).
+bookkeeping), the ranks of arrays (so that ``x[i]`` of a vector is known to be a number), and
+which are lists or tuples, or may be (a list read as one array has a list of derivatives, made
+one array where it is read: see `shapes.ShapeTokens.maybe_sequences`).
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ class CallKinds:
     `active`: the parameters whose arguments carry a derivative, in parameter order (the
     callee's ``wrt``; None: every parameter); `scalars`: those given values of shape ``()``
     (Python numbers in the caller's specialization); `ndims`: the ranks of the arrays given to
-    others. `GENERIC` knows nothing: every parameter, any kind (a call whose arguments cannot be
-    matched to parameters, a ``*args`` callee)."""
+    others; `sequences`: those given a list or tuple; `unseen`: those given a value the caller
+    cannot tell from a list (None: every parameter but `sequences`). `GENERIC` knows nothing:
+    every parameter, any kind (a call whose arguments cannot be matched to parameters, a
+    ``*args`` callee)."""
 
     active: tuple[str, ...] | None = None
     scalars: frozenset[str] = frozenset()
     ndims: tuple[tuple[str, int], ...] = ()
+    sequences: frozenset[str] = frozenset()
+    unseen: frozenset[str] | None = None
 
     def wrt(self, params: tuple[str, ...]) -> tuple[str, ...]:
         return params if self.active is None else self.active
@@ -78,7 +84,28 @@ def call_kinds(
         for p, arg in bound.items()
         if p not in scalars and isinstance(arg, cst.Name) and (rank := shapes.ndim(arg)) is not None
     )
-    return CallKinds(active, scalars, ndims)
+    sequences = frozenset(p for p, arg in bound.items() if _is_sequence(arg, shapes))
+    seen = scalars | sequences | {p for p, _ in ndims}
+    unseen = frozenset(
+        p for p in params if p not in seen and _may_be_sequence(bound.get(p), shapes)
+    )
+    return CallKinds(active, scalars, ndims, sequences, unseen)
+
+
+def _is_sequence(arg: cst.BaseExpression, shapes: ShapeTokens) -> bool:
+    return isinstance(arg, (cst.List, cst.Tuple)) or (
+        isinstance(arg, cst.Name) and arg.value in shapes.sequences
+    )
+
+
+def _may_be_sequence(arg: cst.BaseExpression | None, shapes: ShapeTokens) -> bool:
+    """An argument the caller cannot tell from a list: one it may be (a value read out of a
+    container, a user function's result), or none given (the parameter's default)."""
+    if arg is None:
+        return True
+    if isinstance(arg, cst.Name):
+        return arg.value in shapes.maybe_sequences
+    return not isinstance(arg, (cst.Integer, cst.Float, cst.Imaginary, cst.UnaryOperation))
 
 
 def _is_number(arg: cst.BaseExpression, shapes: ShapeTokens) -> bool:
@@ -178,7 +205,14 @@ def _result_of(fn: types.FunctionType, kinds: CallKinds):
         return None  # a derivative reports it where the callee is differentiated
     nf = analysis.nf
     shapes = infer_shapes(
-        nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds(), results=callee_result
+        nf,
+        analysis.activity,
+        analysis.namespace,
+        None,
+        kinds.shape_kinds(),
+        containers=kinds.sequences,
+        results=callee_result,
+        maybe_params=kinds.unseen,
     )
 
     def kind(expr: cst.BaseExpression) -> ResultKind | None:

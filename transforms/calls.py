@@ -170,7 +170,14 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     namer = analysis.namer.copy()
     # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
     shapes = infer_shapes(
-        nf, analysis.activity, analysis.namespace, None, kinds.shape_kinds(), results=callee_result
+        nf,
+        analysis.activity,
+        analysis.namespace,
+        None,
+        kinds.shape_kinds(),
+        containers=kinds.sequences,
+        results=callee_result,
+        maybe_params=kinds.unseen,
     )
     seed = namer.fresh("_dout")
     saved_name = namer.fresh("_saved")

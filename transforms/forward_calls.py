@@ -87,7 +87,9 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
         analysis.namespace,
         None,
         kinds.shape_kinds(),
+        containers=kinds.sequences,
         results=callee_result,
+        maybe_params=kinds.unseen,
     )
     spec = ForwardSpec(split.name, split.wrt, batched)
     split.tangent_names.update({p: namer.tangent(p) for p in split.wrt})

@@ -422,7 +422,7 @@ def _differentiate(op: Operation, adjoints: Adjoints, shapes, nf: NormalForm, na
         g = cst.Name(adjoints.make_full(target))
     template = load_template(rule.vjp)
     bound = bind_arguments(template, op, nf)
-    arrays = lists_read_as_arrays(bound, op, shapes.sequences)  # (what the rule reads)
+    arrays = lists_read_as_arrays(bound, op, shapes)  # (what the rule reads)
     leading = dict(zip(template.leading, (g, ans), strict=True))
     if template.per_argnum:
         for position, arg in enumerate(op.args):

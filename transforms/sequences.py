@@ -108,16 +108,19 @@ def _names_sequence(expr: cst.BaseExpression, sequences) -> bool:
     )
 
 
-def lists_read_as_arrays(bound: Mapping[str, cst.BaseExpression], op, sequences) -> dict:
+def lists_read_as_arrays(bound: Mapping[str, cst.BaseExpression], op, shapes) -> dict:
     """The arguments a rule template of `op` is instantiated with, each list or tuple operand
     of an elementwise operation made one array as NumPy made it (``v * L`` is an array): the
-    template's own arithmetic (``g * y``) would otherwise join, repeat, or fail on a list."""
-    if op.rule is None or not op.rule.elementwise or op.targets[0] in sequences:
+    template's own arithmetic (``g * y``) would otherwise join, repeat, or fail on a list.
+    So is each operand that may be a list (`ShapeTokens.maybe_sequences`): ``np.asarray``
+    leaves an array as it is."""
+    if op.rule is None or not op.rule.elementwise or op.targets[0] in shapes.sequences:
         return dict(bound)
+    maybe = shapes.maybe_sequences
     return {
         param: (
             cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), (cst.Arg(arg),))
-            if isinstance(arg, cst.Name) and arg.value in sequences
+            if isinstance(arg, cst.Name) and arg.value in maybe
             else arg
         )
         for param, arg in bound.items()

@@ -23,6 +23,7 @@ from s2sgrad.runtime import match_shape, matmul_left, matmul_right
 
 from .activity import Activity
 from .anf import NormalForm, is_literal
+from .list_kinds import may_be_lists
 from .operations import APPEND, COPY, SETITEM, Operation, evaluate_spelling
 from .sequences import LIST_OPERATORS, sequence_names
 
@@ -48,7 +49,8 @@ class ShapeTokens:
         # names that are lists or tuples wherever assigned (`sequences`): ``+`` and ``*``
         # of them join and repeat
         self.sequences: frozenset[str] = frozenset()
-        # and those that may be: a user function's result, and values computed from one
+        # and those that may be: a user function's result, a parameter or an item read out
+        # of a value whose kind this function cannot see, and copies, joins and repeats of one
         self.maybe_sequences: frozenset[str] = frozenset()
 
     def of(self, expr: cst.BaseExpression) -> object:
@@ -116,6 +118,7 @@ def infer_shapes(
     given: frozenset[str] = frozenset(),
     containers: frozenset[str] = frozenset(),
     results=None,
+    maybe_params: frozenset[str] | None = frozenset(),
 ) -> ShapeTokens:
     """Shape tokens for `nf`; `scalar_params` are parameters known to be Python numbers
     (None: a callee, compiled once for every call site, whose callers' mutation walks check
@@ -126,7 +129,9 @@ def infer_shapes(
     that elementwise results and products of them get exact shapes too; `given` names values
     the caller hands over (`GradSpec.given`): after the parameters, they are the preferred
     representatives of their shapes; `containers` are the parameters called with a list,
-    tuple or dict, from which `ShapeTokens.sequences` starts (see `sequences`); `results`
+    tuple or dict, from which `ShapeTokens.sequences` starts (see `sequences`), and
+    `maybe_params` those that may have been (None: every other parameter, for a callee
+    compiled for any call), from which `ShapeTokens.maybe_sequences` starts; `results`
     gives what a call of a user function returns, from the call (its statement's value) and
     the shapes so far: a `ResultKind`, a tuple of them for a tuple, or None when not known
     (`call_kinds.callee_result`).
@@ -149,6 +154,7 @@ def infer_shapes(
     ndims.update((name, len(shape)) for name, shape in exact.items())
     sequences = sequence_names(nf.statements, containers)
     calls = {target for _, op in activity.operations if op.user for target in op.targets}
+    operations = [op for _, op in activity.operations]
     maybe_sequences = sequences | sequence_names(nf.statements, calls, maybe=True)
     user_calls = {}  # id(op) -> the call, for `results`
     if results is not None:
@@ -157,7 +163,7 @@ def infer_shapes(
             if op is not None and op.user and isinstance(statement.value, cst.Call):
                 user_calls[id(op)] = statement.value
     callees = _CalleeResults(results, user_calls)
-    for _ in range(len(varying) + 2):
+    for _ in range(len(varying) + 4):
         shapes, disagreeing = _walk(
             nf,
             activity,
@@ -170,6 +176,17 @@ def infer_shapes(
             maybe_sequences,
             callees,
         )
+        maybe = sequences | may_be_lists(
+            operations,
+            nf.params,
+            containers,
+            maybe_params,
+            lambda name, shapes=shapes: shapes.ndim(cst.Name(name)),
+            namespace,
+        )
+        if maybe != maybe_sequences:  # (their joins have no elementwise token: walk again)
+            maybe_sequences = maybe
+            continue
         if disagreeing <= unknown:
             break
         # a name whose assignments disagree (``s = 0.0`` before a loop, ``s = s + v`` in it)

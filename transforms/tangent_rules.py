@@ -42,24 +42,25 @@ class TangentContext:
         # when the function has a local of that name)
         self.batch = namer.fresh("_batch") if batched else None
 
-    def containers(self) -> frozenset[str]:
-        """Names that hold a list or tuple (`ShapeTokens.sequences`): their tangents are
-        lists or tuples of tangents."""
-        return self.shapes.sequences
-
     def as_array(self, op, arg, tangent, position=None, keyword=None):
         """`tangent` of `arg`, made one array when `arg` is a list local that the primitive of
         `op` reads as one array (``np.var(w)``): ``np.asarray`` of the list of tangents, or
-        in a batched sweep `batch_array` (the directions first, not second). Under ``+`` and
+        in a batched sweep `batch_array` (the directions first, not second); both leave an
+        array as it is, so a value that only may be a list (a callee's parameter, an item of
+        a list: `ShapeTokens.maybe_sequences`) gets them too. Under ``+`` and
         ``*`` a list is one array, or is joined or repeated, by the other operand's type
-        (``L + x``, ``L + M``, ``L * 2``): `operand_tangent` decides at run time from the
-        result, and pads a joined list's tangent with zeros for an operand that has none."""
+        (``L + x``, ``L + M``, ``L * 2``): where the result may be a list, `operand_tangent`
+        decides at run time from the result, and pads a joined list's tangent with zeros for
+        an operand that has none."""
         primitive = op.rule.primitive
-        if primitive in LIST_OPERATORS and len(op.args) == 2:
+        maybe = self.shapes.maybe_sequences
+        operands = primitive in LIST_OPERATORS and len(op.args) == 2
+        if operands and op.targets[0] in maybe:
             return self._operand_tangent(op, arg, tangent)
-        if not (isinstance(arg, cst.Name) and arg.value in self.containers()):
+        if not (isinstance(arg, cst.Name) and arg.value in maybe):
             return tangent
-        operator_ = primitive in _ARRAY_OPERATORS  # (lists have no w - v)
+        # (lists have no ``w - v``; ``L + x`` that is no list is NumPy's sum)
+        operator_ = operands or primitive in _ARRAY_OPERATORS
         if not (operator_ or takes_one_array(primitive, position, keyword)):
             return tangent
         return call("batch_array" if self.batched else "np.asarray", tangent)
@@ -109,14 +110,12 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
         tangent = None  # only arguments read for their shape vary
     elif rule.jvp is not None:
         tangent = _written(rule.jvp, op, ans, ctx, statements)
-    elif rule.linear is not None and ctx.batched and not _batch_safe(rule):
+    elif rule.primitive is builtins.sum:
+        tangent = _sum_tangent(op, ans, ctx)
+    elif rule.linear is not None and ctx.batched:
         tangent = _batched_linear(op, ans, ctx, statements)
     elif rule.linear is not None:
         tangent = _linear(op, statement.value, ctx)
-        if ctx.batched and rule.primitive is builtins.sum and _no_start(op, tangent):
-            # sum of an empty list is the number 0, with no axis of directions: the sum of
-            # the items' tangents starts from the result's batched zero instead
-            tangent = tangent.with_changes(args=(*tangent.args, cst.Arg(ctx.zero(ans))))
     else:
         tangent = elementwise_tangent(op, ans, ctx, statements)
     results = [None] * len(op.targets)
@@ -132,15 +131,27 @@ def _unpacked(op: Operation, ctx: TangentContext) -> TransformError:
     return TransformError(message, origin.filename, origin.line, origin.col, origin.text)
 
 
-def _no_start(op: Operation, tangent) -> bool:
-    """``sum(items)`` given no start value, its tangent one call of ``sum``."""
-    plain_call = isinstance(tangent, cst.Call) and len(tangent.args) == 1
-    return plain_call and len(op.args) == 1 and not op.kwargs
-
-
-def _batch_safe(rule) -> bool:
-    """Linear primitives whose call on a batched tangent is already right."""
-    return rule.primitive is builtins.sum
+def _sum_tangent(op: Operation, ans, ctx: TangentContext) -> cst.BaseExpression:
+    """The tangent of ``sum(items[, start])``, linear in the items and the start jointly
+    (not in each apart, as ``@`` is): the sum of their tangents. In a batched sweep,
+    `batch_sum` lifts each item's tangent to the result's rank behind the axis of directions
+    before adding (the tangent of a number among vectors has one axis, a vector's two: added
+    as they are, they broadcast the wrong way), from the start's tangent or the result's
+    batched zero (a sum of no items is the number 0, which has no axis of directions)."""
+    arguments = _arguments(op)
+    active = _active_positions(op, ctx)
+    items, start = arguments[0], arguments.get(1)
+    tangents = _tangent_or_sequence(items, ctx) if 0 in active else cst.Name("None")
+    if ctx.batched:
+        first = ctx.zero(ans)
+        if 1 in active:
+            first = call("lift_tangent", ctx.of(start), start, ans)
+        return call("batch_sum", tangents, items, ans, first)
+    if 0 not in active:
+        return call("broadcast_tangent", ctx.of(start), ans)
+    if 1 not in active:
+        return call("sum", tangents)
+    return call("sum", tangents, ctx.of(start))
 
 
 def _arguments(op: Operation) -> dict[int, cst.BaseExpression]:
@@ -347,7 +358,7 @@ def elementwise_tangent(op: Operation, ans, ctx: TangentContext, statements: lis
 
     template = load_template(op.rule.vjp)
     bound = bind_arguments(template, op, ctx.nf)
-    arrays = lists_read_as_arrays(bound, op, ctx.containers())
+    arrays = lists_read_as_arrays(bound, op, ctx.shapes)
     target = cst.Name(op.targets[0])
     parts = []
     full = False

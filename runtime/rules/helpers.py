@@ -100,6 +100,7 @@ from ..tangent_helpers import (
     batch_permutation,
     batch_shape,
     batch_size,
+    batch_sum,
     batch_unbroadcast,
     batch_unreduce,
     broadcast_tangent,
@@ -141,6 +142,7 @@ registry.register_nondiff(
         linspace_weights,
     ]
 )
+registry.linear(batch_sum, positions=(0, 3))
 registry.linear(
     unbroadcast,
     match_shape,

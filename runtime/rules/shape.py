@@ -99,7 +99,7 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
 
 @vjp(builtins.sum)
 def builtin_sum(g, ans, iterable, start=0):
-    return repeated(g, iterable), g
+    return repeated(g, iterable), unbroadcast(g, start)  # (a number starting vectors' sum)
 
 
 # parameters taking a sequence of arrays: a list passed there is not one array

@@ -218,6 +218,9 @@ class Generator:
             lambda: kink("np.median({})", "_quantile({}, 0.5)", v()),
             lambda: kink("np.quantile({}, 0.3)", "_quantile({}, 0.3)", v()),
             lambda: kink("np.ptp({})", "_ptp({})", v()),
+            lambda: fmt("sum([{}, {}], {})", a(), a(), a()),
+            # a primitive's list of arrays read as one array
+            lambda: fmt("np.var(np.split({}, 3)) + np.sum(np.square(np.split({}, 3)))", v(), v()),
         ]
         lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
         if lists:  # NumPy reductions of a Python list, and of one repeated (``L * 2``)
@@ -266,6 +269,8 @@ class Generator:
             lambda: fmt("np.cross({}, {})", v(), v()),
             lambda: fmt("np.diag(np.outer({}, {}))", v(), v()),
             lambda: kink("np.sort({})", "_sort({})", v()),
+            # builtin sum of a vector and a number, from a start that varies
+            lambda: fmt("sum([{}, {}], {})", v(), a(), a()),
         ]
         masks = self.of_kind(scope, "M")
         if masks:
@@ -335,6 +340,14 @@ class Generator:
         name, _, params = self.choice(fitting)
         if name.startswith("rec"):
             return fmt(f"{name}({{}}, {self.rng.randrange(0, 3)})", self.scalar(scope, 2))
+        if name.startswith("ls"):  # def ls(a, xs, n): a list, read as one array
+            lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
+            if lists and self.chance(0.6):
+                items = Text.plain(self.choice(lists))
+            else:  # (three numbers: as many as a vector argument's directions)
+                items = fmt("[{}, {}, {}]", *(self.scalar(scope, 2) for _ in range(3)))
+            count = self.rng.randrange(0, 3)
+            return fmt(f"{name}({{}}, {{}}, {count})", self.scalar(scope, 2), items)
         if name.startswith("pr"):  # a primitive: one argument
             return fmt(f"{name}({{}})", self.value(scope, params[0], 2))
         if name.startswith("va"):  # def va(a, *rest, **opts): extra numbers, and opts["s"]

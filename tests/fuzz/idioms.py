@@ -15,7 +15,7 @@ class IdiomStatements:
         forms = [self._over_literal, self._mapped, self._local_lambda, self._errstate]
         forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
         forms += [self._columns, self._counted, self._set_of_sizes, self._record]
-        forms += [self._converted]
+        forms += [self._converted, self._rows]
         if self.of_kind(scope, "D"):
             forms += [self._items, self._values, self._dict_of_items]
         return self.choice(forms)(scope)
@@ -90,6 +90,17 @@ class IdiomStatements:
         item, name = self.fresh(scope, "j"), self.fresh(scope, "k")
         scope[name] = Var("I", bound=1)
         return [Simple(Text.plain(f"{name} = len({{{item} % 2 for {item} in range(3)}}) - 1"))]
+
+    def _rows(self, scope):
+        """A list of lists, one row of it read as one array: an item whose kind (a list) no
+        analysis of the function's own can tell from an array's."""
+        rows = self.fresh(scope, "R")
+        cells = [self.scalar(scope, 1) for _ in range(6)]
+        build = fmt(f"{rows} = [[{{}}, {{}}, {{}}], [{{}}, {{}}, {{}}]]", *cells)
+        first = self.choice(("0", "1", "-1"))
+        second = self.choice(("0", "1", "-2"))
+        template = f"np.var({rows}[{first}]) + np.sum(np.square({rows}[{second}]) * {{}})"
+        return [Simple(build), *self._result(scope, template, self.scalar(scope, 1))]
 
     def _element(self, scope, item: str):
         inner = self.inner(scope)

@@ -556,7 +556,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(7)
+            form = self.rng.randrange(8)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -629,6 +629,18 @@ class ProgramGenerator(IdiomStatements, Generator):
                 body.append(Simple(fmt("return {}", self.value(scope, kind))))
                 self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
                 self.helper_sigs.append((name, kind, (kind,)))
+            elif form == 7:  # a list argument read as one array, in a callee that stays a
+                # call (recursive): it cannot see that its parameter is a list
+                name = f"ls{number}"
+                body = [
+                    Block(
+                        Text.plain("if n <= 0:"),
+                        [Simple(Text.plain("return a * np.var(xs) + np.sum(np.sin(xs) - xs)"))],
+                    ),
+                    Simple(Text.plain(f"return {name}(a * 0.9, xs, n - 1)")),
+                ]
+                self.helpers.append(Function(f"def {name}(a, xs, n):", body))
+                self.helper_sigs.append((name, "S", ("S", "LS")))
             else:  # two closures of one factory: one code, two captured values
                 kind = self.choice("SV")
                 scope = {"a": Var(kind), "b": Var("S"), "c": Var("S"), "k": Var("S")}
