@@ -149,8 +149,7 @@ def cumprod_adjoint(g, a, axis=None, product=None):
         k = int(axis) % np.ndim(a) - np.ndim(a)
         if product is None or np.ndim(product) != np.ndim(a):
             product = np.cumprod(floating, axis=k)
-        weighted = _floating(g, a) * product
-        return np.flip(np.cumsum(np.flip(weighted, k), axis=k), k) / floating
+        return _reverse_cumsum_over(g, product, floating, k)
     rank = max(np.ndim(a), np.ndim(g))
     a0, _ = _along(floating, a, axis, rank)
     g0, back = _along(_floating(g, a), a, axis, rank)
@@ -168,6 +167,29 @@ def cumprod_adjoint(g, a, axis=None, product=None):
     position = np.arange(len(a0)).reshape((len(a0),) + (1,) * (np.ndim(a0) - 1))
     is_zero = position == at
     return back(np.where(before, head, np.where(is_zero & from_zero, at_zero, 0.0)))
+
+
+def _reverse_cumsum_over(g, product, a, k: int):
+    """``reverse_cumsum(g * product) / a`` along the axis `k`, in one buffer of our own (the
+    sweeps are memory-bound: each fresh array costs about as much as the arithmetic). A `g`
+    with one value everywhere (``np.sum``'s adjoint, broadcast) is a factor applied last."""
+    uniform = isinstance(g, np.ndarray) and g.size > 0 and not any(g.strides)
+    if uniform:
+        out = np.flip(np.cumsum(np.flip(product, k), axis=k), k)
+    else:
+        out = np.multiply(_floating(g, a), product)
+        flipped = np.flip(out, k)
+        np.cumsum(flipped, axis=k, out=flipped)
+    out = np.divide(out, a, out=_reused(out, a))
+    factor = g.flat[0] if uniform else 1
+    if factor != 1:
+        out = np.multiply(out, factor, out=_reused(out, factor))
+    return out
+
+
+def _reused(out: np.ndarray, other):
+    """`out` as the output of an operation with `other` when its dtype holds the result."""
+    return out if np.result_type(out, other) == out.dtype else None
 
 
 def cumprod_adjoint_slope(g, s, a, axis=None):

@@ -105,6 +105,24 @@ def test_cumprod_derivatives_are_exact_through_zeros():
         assert np.dot(g, cumprod_tangent(t, a, 0)) == pytest.approx(np.dot(expected, t), abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    "g",
+    [np.broadcast_to(1.0, (3, 4)), np.broadcast_to(-2.5, (3, 4)), np.broadcast_to(1.5j, (3, 4))],
+    ids=["seed", "a number", "a complex number"],
+)
+def test_cumprod_adjoint_of_one_value_broadcast(g):
+    """The adjoint of ``np.sum(c * k)``, ``c = np.cumprod(a, axis=1)``: `g` one value
+    broadcast (applied as a factor after the sweep), against the product rule row by row;
+    the forward's cumprod handed in is left as it was."""
+    a = np.random.default_rng(3).uniform(0.5, 1.5, size=(3, 4))
+    product = np.cumprod(a, axis=1)
+    kept = product.copy()
+    got = cumprod_adjoint(g, a, 1, product)
+    expected = [_brute_force_adjoint(np.asarray(g[0]), row) for row in a]
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+    np.testing.assert_array_equal(product, kept)
+
+
 def rows_of_a_difference_updated(m):
     d = np.diff(m)
     for row in d:
