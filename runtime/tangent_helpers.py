@@ -49,6 +49,7 @@ __all__ = [
     "identity_directions",
     "lift_tangent",
     "linspace_tangent",
+    "list_as_array",
     "map_examples",
     "matmul_tangent",
     "norm_axes",
@@ -290,6 +291,15 @@ def batch_cumsum(t, a, axis=None):
     if axis is None:
         return np.cumsum(np.reshape(t, (np.shape(t)[0], -1)), axis=1)
     return np.cumsum(t, axis=batch_axis(axis, a))
+
+
+def list_as_array(x):
+    """`x` as NumPy reads it where it takes one array: a (nested) list or tuple made one
+    array, anything else (an array, a number, a container adjoint) as it is. Generated code
+    calls it on values that may be lists (`transforms/list_kinds.py`)."""
+    if isinstance(x, (list, tuple)):
+        return np.asarray(x)
+    return x
 
 
 def batch_array(items):

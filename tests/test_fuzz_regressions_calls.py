@@ -240,6 +240,23 @@ CASES = {
         [("w", "V"), ("s", "S")],
         "S",
     ),
+    # a list's adjoint plus unstack's list of arrays (the adjoint of np.stack), in the
+    # gradient that hvp differentiates again: taken for an array plus a list, read as one
+    # array (fuzz seed 3000633, while values that may be lists were being introduced)
+    "a stacked list's adjoint, differentiated again": (
+        """
+        def f(x, v):
+            d = [np.pad(v[1:], (1, 0), constant_values=x)]
+            y = 0.5
+            for i in range(2):
+                y += np.sum(np.stack(d), axis=0)
+                if i == 0:
+                    return np.sum(np.kron(d[-1], (y + v)[:2]))
+            return d[0] @ (v * GV[2])
+        """,
+        [("x", "S"), ("v", "V")],
+        "S",
+    ),
     "a number starting a sum of vectors, the sum returned": (
         """
         def f(w, s):

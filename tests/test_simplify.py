@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numerical import numerical_jacobian
 from s2sgrad.transforms.codegen import Parenthesize
 from s2sgrad.transforms.simplify import simplify
 
@@ -114,6 +115,22 @@ def test_pass_leaves_what_sympy_cannot_represent():
     assert "b = a if c else -a" in out and "print(b)" in out and "m = b > 0" in out
     assert "np.random.normal(" in out  # not pure: never moved, merged or dropped
     assert "a = 5.0 * x" in out
+
+
+def lists_joined_in_order(w):
+    pieces = [1.5 * w, np.cumsum(w) * 0.5]
+    pieces = [w * w] + pieces  # noqa: RUF005 (a join: not pieces + [w * w])
+    return np.sum(np.cross(w, pieces[2])) + np.sum(pieces[0] * pieces[1])
+
+
+def test_a_join_of_lists_keeps_its_order():
+    """``+`` of two lists joins them; sympy's ``+`` commutes. The pass knows which values
+    may be lists and keeps arithmetic reading one as written (it wrote ``pieces + [w * w]``,
+    and the gradient was silently wrong: fuzz seed 3000088)."""
+    w = np.array([0.3, -0.8, 0.5])
+    expected = numerical_jacobian(lists_joined_in_order, w)
+    got = sg.grad(lists_joined_in_order, simplify=True)(w)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
 def test_pass_never_aliases_an_array_written_in_place():

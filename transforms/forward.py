@@ -87,9 +87,11 @@ def forward(
 ) -> tuple[cst.FunctionDef, list]:
     """Build the JVP function of `nf` (see the module docstring); also return the forward
     functions of the user functions it calls. `tangent_names` fixes the names of the tangent
-    parameters (a recursive callee needs them before its code exists)."""
+    parameters (a recursive callee needs them before its code exists); the sweep adds the
+    name of every other tangent to it."""
     tangents = Tangents(namer, shapes, activity.active | frozenset(spec.wrt), spec.batched, splits)
-    tangents.names.update(tangent_names or {})
+    if tangent_names is not None:
+        tangents.names = tangent_names
     tangents.nf = nf
     body: list = []
     if spec.identity_seed:

@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 import libcst as cst
 import numpy as np
 
+from s2sgrad import runtime
+
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, evaluate_spelling
 
 ARRAY = "array"
@@ -124,7 +126,11 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
         """The kind of an argument; a name not assigned yet is `unknown` (None: the walk
         comes back to it once it is; a loop counter or a global's name never is)."""
         if isinstance(expr, cst.Name):
-            return kinds.get(expr.value, unknown)
+            if expr.value in kinds:
+                return kinds[expr.value]
+            if isinstance(namespace.get(expr.value), (list, tuple, dict)):
+                return Items(None, UNSEEN)  # a global's list (its items: of any kind)
+            return unknown
         if isinstance(expr, (cst.List, cst.Tuple)):
             return Items(None, UNSEEN)
         return ARRAY
@@ -170,6 +176,8 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
         for kind in operands[1:]:
             found = join(found, kind)
         return [(target, ARRAY if found in (None, ARRAY) else UNSEEN)]
+    if not _gives_an_array(op):
+        return [(target, UNSEEN)]  # a helper of generated code: a list, a container adjoint
     if primitive in (operator.add, operator.mul) and any(k is not ARRAY for k in operands):
         if primitive is operator.add and ARRAY in operands:
             return [(target, ARRAY)]  # an array plus a list: NumPy's sum
@@ -178,6 +186,59 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
             return [(target, ARRAY)]  # ``v * v``: a list times a list is no repeat
         return [(target, UNSEEN)]  # a join or a repeat (``L * n``), or an array
     return [(target, ARRAY)]
+
+
+def _gives_an_array(op: Operation) -> bool:
+    """A primitive with a rule whose result is an array or a number (`_LISTS_OF_ARRAYS`
+    aside): a NumPy, SciPy, ``math`` or operator function, a builtin, a user's primitive, a
+    helper of generated code that computes arrays. Other helpers of generated code (that
+    second order differentiates again) may give a list or a container adjoint (``unstack``,
+    ``part``, ``match_shape`` of a list's adjoint)."""
+    rule = op.rule
+    if rule is None:
+        return False
+    module = rule.name.rpartition(".")[0]
+    if module.startswith("s2sgrad.runtime"):
+        return module in _NUMERIC_RUNTIME or op.primitive in _ARRAY_HELPERS
+    return True
+
+
+_NUMERIC_RUNTIME = frozenset(
+    "s2sgrad.runtime." + module
+    for module in ("activations", "fft_helpers", "matrix_helpers", "cumulative_products")
+)
+# the helpers of generated code (that second order differentiates again) whose result is
+# always one array or a number, whatever their arguments
+_ARRAY_HELPERS = frozenset(
+    (
+        runtime.unbroadcast,
+        runtime.unreduce,
+        runtime.matmul_left,
+        runtime.matmul_right,
+        runtime.reduced_count,
+        runtime.safe_divide,
+        runtime.reverse_cumsum,
+        runtime.extremum_weights,
+        runtime.sort_order,
+        runtime.element_numbers,
+        runtime.tensordot_adjoint_a,
+        runtime.tensordot_adjoint_b,
+        runtime.cross_adjoint_a,
+        runtime.cross_adjoint_b,
+        runtime.kron_adjoint_a,
+        runtime.kron_adjoint_b,
+        runtime.cumprod_adjoint,
+        runtime.trace_adjoint,
+        runtime.lift_tangent,
+        runtime.batch_unbroadcast,
+        runtime.batch_matmul_left,
+        runtime.batch_matmul_right,
+        runtime.matmul_tangent,
+        runtime.tangent_sum,
+        runtime.batch_array,
+        runtime.batch_sum,
+    )
+)
 
 
 def _item(kind, index: tuple | None):

@@ -173,11 +173,20 @@ def generate_gradient(
         containers=containers,
         results=callee_result,
     )
+    lists = shapes.maybe_sequences  # (and their tangents: joined as they are)
     if spec.mode == "forward":
         forward_spec = ForwardSpec(analysis.entry, spec.wrt, spec.batched, spec.identity_seed)
+        tangent_names: dict[str, str] = {}
         funcdef, callees = forward(
-            analysis.nf, analysis.activity, shapes, forward_spec, namer, forward_split_of
+            analysis.nf,
+            analysis.activity,
+            shapes,
+            forward_spec,
+            namer,
+            forward_split_of,
+            tangent_names,
         )
+        lists = lists | {tangent_names[n] for n in lists if n in tangent_names}
         _show(debug, "forward", funcdef)
     else:
         seed = namer.fresh("cotangent") if spec.seeded else None
@@ -212,7 +221,7 @@ def generate_gradient(
     if spec.simplify:  # sympy is imported only here, when asked for
         from .simplify import simplify
 
-        funcdef = simplify(funcdef, scalars=scalar_params)
+        funcdef = simplify(funcdef, scalars=scalar_params, lists=lists)
         _show(debug, "simplify", funcdef)
     if spec.given and spec.mode == "reverse":
         funcdef = drop_unread(funcdef)

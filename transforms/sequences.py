@@ -112,16 +112,22 @@ def lists_read_as_arrays(bound: Mapping[str, cst.BaseExpression], op, shapes) ->
     """The arguments a rule template of `op` is instantiated with, each list or tuple operand
     of an elementwise operation made one array as NumPy made it (``v * L`` is an array): the
     template's own arithmetic (``g * y``) would otherwise join, repeat, or fail on a list.
-    So is each operand that may be a list (`ShapeTokens.maybe_sequences`): ``np.asarray``
-    leaves an array as it is."""
+    So is each operand that may be a list (`ShapeTokens.maybe_sequences`), by
+    ``list_as_array``, which leaves anything else as it is."""
     if op.rule is None or not op.rule.elementwise or op.targets[0] in shapes.sequences:
         return dict(bound)
-    maybe = shapes.maybe_sequences
     return {
         param: (
-            cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), (cst.Arg(arg),))
-            if isinstance(arg, cst.Name) and arg.value in maybe
+            _read_as_array(arg, shapes)
+            if isinstance(arg, cst.Name) and arg.value in shapes.maybe_sequences
             else arg
         )
         for param, arg in bound.items()
     }
+
+
+def _read_as_array(name: cst.Name, shapes) -> cst.Call:
+    """``np.asarray(L)`` for a list, ``list_as_array(v)`` for a value that may be one."""
+    if name.value in shapes.sequences:
+        return cst.Call(cst.Attribute(cst.Name("np"), cst.Name("asarray")), (cst.Arg(name),))
+    return cst.Call(cst.Name("list_as_array"), (cst.Arg(name),))

@@ -48,6 +48,7 @@ def simplify(
     funcdef: cst.FunctionDef,
     pure_helpers: frozenset[str] = PURE_HELPERS,
     scalars: frozenset[str] = frozenset(),
+    lists: frozenset[str] = frozenset(),
 ) -> cst.FunctionDef:
     """Simplify the arithmetic segments of `funcdef` with sympy (see the module docstring).
 
@@ -55,7 +56,10 @@ def simplify(
     (``unbroadcast``, ...): calls of them may be moved or shared like NumPy calls. `scalars`
     names the parameters known to be numbers (the specialization's Python numbers): values
     computed from them alone are cheap enough to compute twice
-    (`transforms.simplify_graph.Graph.rematerialize`).
+    (`transforms.simplify_graph.Graph.rematerialize`). `lists` names the values that may be
+    Python lists or tuples (`shapes.ShapeTokens.maybe_sequences`, and their tangents): ``+``
+    of two joins them, which is no sum of real numbers (``a + b`` is not ``b + a``), so
+    arithmetic reading one is kept as written.
     """
     reads: collections.Counter = collections.Counter()
     writes: collections.Counter = collections.Counter()
@@ -77,7 +81,9 @@ def simplify(
     )
     taken = set(reads) | set(writes) | set(params)
     unwritten_scalars = {p for p in scalars if p in params and not writes[p]}
-    context = Context(reads, writes, mutated, params, taken, pure_helpers, unwritten_scalars)
+    context = Context(
+        reads, writes, mutated, params, taken, pure_helpers, unwritten_scalars, frozenset(lists)
+    )
     body = _block(list(funcdef.body.body), context)
     return funcdef.with_changes(body=funcdef.body.with_changes(body=tuple(body)))
 

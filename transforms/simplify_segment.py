@@ -57,6 +57,7 @@ class Context:
     taken: set
     pure_helpers: frozenset
     scalars: set  # names certainly holding one number (a Python or NumPy scalar)
+    lists: frozenset  # names that may hold a list or tuple: ``+`` of two joins them
     arithmetic: set = dataclasses.field(default_factory=set)  # targets segments took in
     floats: set = dataclasses.field(default_factory=set)  # names certainly holding floats
     counter: itertools.count = dataclasses.field(default_factory=lambda: itertools.count(1))
@@ -153,6 +154,8 @@ class Segment:
             return -operand if isinstance(node.operator, cst.Minus) else operand
         if kind is cst.BinaryOperation:
             operator = type(node.operator)
+            if operator in (cst.Add, cst.Multiply) and self.may_join(node):
+                raise _Unsupported  # (a join of lists, or a repeat: not arithmetic)
             if operator in (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power):
                 left = self.convert(node.left, inline)
                 right = self.convert(node.right, inline)
@@ -187,6 +190,18 @@ class Segment:
             if name in self.context.pure_helpers and node.args:
                 return self.helper(node, name, inline)
         return self.atom(node, inline)
+
+    def may_join(self, node: cst.BinaryOperation) -> bool:
+        """An operand of `node` may be a list: a list or tuple literal, a name in
+        `Context.lists`, or an item or slice of one."""
+        for side in (node.left, node.right):
+            while isinstance(side, cst.Subscript):
+                side = side.value
+            if isinstance(side, (cst.List, cst.Tuple)):
+                return True
+            if isinstance(side, cst.Name) and side.value in self.context.lists:
+                return True
+        return False
 
     def helper(self, node: cst.Call, name: str, inline: bool):
         """A pure runtime helper (``safe_divide(g, y)``) as an uninterpreted sympy function of

@@ -63,7 +63,11 @@ class TangentContext:
         operator_ = operands or primitive in _ARRAY_OPERATORS
         if not (operator_ or takes_one_array(primitive, position, keyword)):
             return tangent
-        return call("batch_array" if self.batched else "np.asarray", tangent)
+        if self.batched:
+            return call("batch_array", tangent)
+        return call(
+            "np.asarray" if arg.value in self.shapes.sequences else "list_as_array", tangent
+        )
 
     def _operand_tangent(self, op, arg, tangent):
         sequences = self.shapes.maybe_sequences

@@ -30,6 +30,7 @@ from ..tangent_helpers import (
     broadcast_tangent,
     lift_tangent,
     linspace_tangent,
+    list_as_array,
     matmul_tangent,
     norm_axes,
     solve_jvp,
@@ -204,6 +205,11 @@ def stack(tangents, ans, arrays, axis=0):
 
 @batched(np.array, np.asarray)
 def array(tangents, ans, object, dtype=None):
+    return batch_array(tangents[0])
+
+
+@batched(list_as_array)
+def list_as_array_batched(tangents, ans, x):
     return batch_array(tangents[0])
 
 

@@ -110,6 +110,7 @@ from ..tangent_helpers import (
     identity_directions,
     lift_tangent,
     linspace_tangent,
+    list_as_array,
     matmul_tangent,
     norm_axes,
     operand_tangent,
@@ -143,6 +144,7 @@ registry.register_nondiff(
     ]
 )
 registry.linear(batch_sum, positions=(0, 3))
+registry.linear(list_as_array)
 registry.linear(
     unbroadcast,
     match_shape,
