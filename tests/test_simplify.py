@@ -133,6 +133,20 @@ def test_a_join_of_lists_keeps_its_order():
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
+def squares_of_split_pieces(w):
+    sums = [np.sum(np.square(np.split(w, 3))) for _ in w]
+    return sums[-1] * w[0]
+
+
+def test_a_function_of_a_list_is_not_rewritten_as_arithmetic_of_it():
+    """``np.square(pieces)`` is no ``pieces * pieces`` when `pieces` is a list (TypeError in
+    the simplified gradient: fuzz seed 3101700)."""
+    w = np.array([0.3, -0.8, 0.5])
+    expected = numerical_jacobian(squares_of_split_pieces, w)
+    got = sg.grad(squares_of_split_pieces, simplify=True)(w)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
 def test_pass_never_aliases_an_array_written_in_place():
     source = """
     def f(y):

@@ -58,8 +58,8 @@ def simplify(
     computed from them alone are cheap enough to compute twice
     (`transforms.simplify_graph.Graph.rematerialize`). `lists` names the values that may be
     Python lists or tuples (`shapes.ShapeTokens.maybe_sequences`, and their tangents): ``+``
-    of two joins them, which is no sum of real numbers (``a + b`` is not ``b + a``), so
-    arithmetic reading one is kept as written.
+    of two joins them, which is no sum of real numbers (``a + b`` is not ``b + a``), and
+    ``np.square`` of one is no ``L * L``, so arithmetic reading one is kept as written.
     """
     reads: collections.Counter = collections.Counter()
     writes: collections.Counter = collections.Counter()

@@ -138,8 +138,8 @@ class Segment:
         sp = self.sp
         kind = type(node)
         if kind is cst.Name:
-            if node.value in ("True", "False", "None"):
-                raise _Unsupported
+            if node.value in ("True", "False", "None") or node.value in self.context.lists:
+                raise _Unsupported  # (a list: ``+`` joins, np.square of it is no L * L)
             if inline and node.value in self.inlined:
                 return self.inlined[node.value]  # (None: too large, and never asked for)
             if not inline:
@@ -192,8 +192,8 @@ class Segment:
         return self.atom(node, inline)
 
     def may_join(self, node: cst.BinaryOperation) -> bool:
-        """An operand of `node` may be a list: a list or tuple literal, a name in
-        `Context.lists`, or an item or slice of one."""
+        """An operand of `node` may be a list: a list or tuple literal, or an item or slice
+        of one or of a name in `Context.lists` (a name itself is refused where it is read)."""
         for side in (node.left, node.right):
             while isinstance(side, cst.Subscript):
                 side = side.value
