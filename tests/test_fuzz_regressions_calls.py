@@ -257,6 +257,21 @@ CASES = {
         [("x", "S"), ("v", "V")],
         "S",
     ),
+    # the value of value_and_grad, moved by the optimizer past the backward sweep, read a
+    # view (np.flipud) of an array whose slots the sweep puts back: a silently wrong value
+    # (the list of views the optimizer knew lacked flipud; fuzz seed 3200498, pre-existing)
+    "a view read by the value, of an array the backward sweep restores": (
+        """
+        def f(y, w):
+            y1 = np.full(3, 0.5)
+            for i2 in range(1):
+                y1[1:3] += y
+            c3 = 0.5
+            return np.sum(np.pad(w[1:], (1, 0), constant_values=c3)[1:] * np.flipud(y1)[:-1])
+        """,
+        [("y", "S"), ("w", "V")],
+        "S",
+    ),
     "a number starting a sum of vectors, the sum returned": (
         """
         def f(w, s):

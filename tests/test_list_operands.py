@@ -324,3 +324,28 @@ def test_an_item_of_a_nested_list_argument():
     for mode in ("reverse", "forward"):
         got = sg.jacobian(variance_of_the_first_row, mode=mode)(params)
         np.testing.assert_allclose(np.concatenate(got), expected, rtol=1e-6, err_msg=mode)
+
+
+def layers_in_slots(x):
+    hidden = [None] * 3
+    grown = []
+    h = x
+    for layer in range(3):
+        h = np.sin(h) + 1.0
+        hidden[layer] = h
+        grown = grown + [h * 2.0]  # noqa: RUF005 (a join)
+    mask = x > 0.0
+    return np.sum(np.where(mask, hidden[0] * hidden[2], grown[-1] * hidden[1]))
+
+
+def test_items_the_analysis_can_see_are_arrays_are_not_converted():
+    """The items of a list filled with arrays (``[None] * 3`` written slot by slot, a list
+    grown by joins) and a mask are arrays: the gradient reads them as they are, with no
+    ``list_as_array`` (transforms/list_kinds.py), and is right."""
+    x = np.array([0.3, -1.2, 0.7])
+    code = sg.source(sg.grad(layers_in_slots), x)
+    assert "list_as_array" not in code and "np.asarray" not in code
+    expected = numerical_jacobian(layers_in_slots, x)
+    np.testing.assert_allclose(sg.grad(layers_in_slots)(x), expected, rtol=1e-6, atol=1e-8)
+    forward = sg.jacobian(layers_in_slots, mode="forward")(x)
+    np.testing.assert_allclose(forward, expected, rtol=1e-6, atol=1e-8)

@@ -8,6 +8,7 @@ import dataclasses
 
 import libcst as cst
 
+from .in_place import VIEW_FUNCTIONS, VIEW_METHODS
 from .walk import _NameReader, read_names, substitute_names
 
 
@@ -266,13 +267,10 @@ def alias_groups(lines: list) -> dict[str, tuple[str, ...]]:
     return {name: tuple(names) for name, names in group.items()}
 
 
-# methods and NumPy functions whose result may be a view of their (first) argument
-_VIEWS = frozenset(
-    {
-        "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "squeeze", "expand_dims",
-        "view", "diagonal", "broadcast_to", "asarray", "flip", "atleast_1d", "atleast_2d",
-    }
-)  # fmt: skip
+# methods and NumPy functions whose result may be a view of their (first) argument: the
+# mutation analysis's lists (``np.flipud(b)`` was missing here, and a value reading such a
+# view moved past the backward sweep's restore of ``b``'s slots)
+_VIEWS = VIEW_METHODS | {function.__name__ for function in VIEW_FUNCTIONS}
 
 
 def _viewed(value: cst.BaseExpression) -> str | None:

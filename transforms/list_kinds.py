@@ -29,7 +29,16 @@ import numpy as np
 
 from s2sgrad import runtime
 
-from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, evaluate_spelling
+from .operations import (
+    APPEND,
+    COPY,
+    NO_DERIVATIVE,
+    PACK,
+    POP,
+    SETITEM,
+    Operation,
+    evaluate_spelling,
+)
 
 ARRAY = "array"
 UNSEEN = "unseen"
@@ -46,6 +55,8 @@ class Items:
     each: object
 
 
+# values with no derivative that are never lists (``.shape`` is a tuple)
+_NO_DERIVATIVE_ARRAYS = frozenset(("comparison", ".astype", ".ndim", ".size", ".dtype"))
 # primitives whose result is a list of arrays
 _LISTS_OF_ARRAYS = frozenset(
     (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.atleast_1d, np.atleast_2d,
@@ -131,7 +142,14 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
             if isinstance(namespace.get(expr.value), (list, tuple, dict)):
                 return Items(None, UNSEEN)  # a global's list (its items: of any kind)
             return unknown
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if isinstance(expr, (cst.List, cst.Tuple)):  # (normal form's literals hold atoms)
+            each = None
+            for element in expr.elements:
+                inner = element.value
+                constant = isinstance(inner, cst.Name) and inner.value in ("None", "True", "False")
+                each = join(each, ARRAY if constant else of(inner, ARRAY))
+            return _bounded(Items(None, each))
+        if isinstance(expr, cst.Dict):
             return Items(None, UNSEEN)
         return ARRAY
 
@@ -163,8 +181,13 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
         return [(target, _item(of(op.args[0]), op.index))]
     if op.user or primitive is None:  # a user function's result, an unknown method's
         return [(target, ARRAY if ndim(target) is not None else UNSEEN)]
+    if primitive is NO_DERIVATIVE and op.name in _NO_DERIVATIVE_ARRAYS:
+        return [(target, ARRAY)]  # ``x > 0``, ``x.ndim``: a mask or a number
     if op.name == "constant" and op.args:
-        found, value = evaluate_spelling(op.args[0], namespace)
+        spelled = op.args[0]
+        if not isinstance(spelled, (cst.Name, cst.Attribute, cst.Subscript)):
+            return [(target, of(spelled, ARRAY))]  # a literal
+        found, value = evaluate_spelling(spelled, namespace)
         return [(target, UNSEEN if not found or isinstance(value, (list, tuple, dict)) else ARRAY)]
     if primitive in _LISTS_OF_ARRAYS:
         return [(target, Items(None, ARRAY))]
@@ -181,9 +204,18 @@ def _results(op: Operation, kinds, ndim, namespace) -> list[tuple[str, object]]:
     if primitive in (operator.add, operator.mul) and any(k is not ARRAY for k in operands):
         if primitive is operator.add and ARRAY in operands:
             return [(target, ARRAY)]  # an array plus a list: NumPy's sum
-        square = primitive is operator.mul and len(op.args) == 2
-        if square and op.args[0].deep_equals(op.args[1]):
+        if primitive is operator.add and all(isinstance(k, Items) for k in operands):
+            each = None
+            for kind in operands:
+                each = join(each, kind.each)
+            return [(target, _bounded(Items(None, each)))]  # a join: the items of both
+        product = primitive is operator.mul and len(op.args) == 2
+        if product and op.args[0].deep_equals(op.args[1]):
             return [(target, ARRAY)]  # ``v * v``: a list times a list is no repeat
+        if product:  # ``3 * [None]``: a list repeated by an integer literal
+            for count, items in ((op.args[0], operands[1]), (op.args[1], operands[0])):
+                if isinstance(count, cst.Integer) and isinstance(items, Items):
+                    return [(target, Items(None, items.each))]
         return [(target, UNSEEN)]  # a join or a repeat (``L * n``), or an array
     return [(target, ARRAY)]
 
