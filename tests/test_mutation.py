@@ -210,3 +210,36 @@ def test_bitwise_update_of_an_integer_argument():
 )
 def test_accepted_change_in_place_has_the_right_derivative(name, x):
     _check(getattr(programs, name), (x.copy(),))
+
+
+def elements_of_a_flat_hstack_updated(x, w):
+    joined = np.hstack([np.full(3, 0.5)[::-1][:1], w[1:]])
+    total = 0.0
+    for i, e in enumerate(joined):
+        e -= 0.3  # a number: rebound, joined unchanged
+        total = total + e * x * i
+    return total
+
+
+def rows_of_a_vstack_updated(w):
+    stacked = np.vstack([w, w * 2.0])
+    for row in stacked:
+        row *= 2.0  # a view: stacked changes
+    return np.sum(stacked * stacked)
+
+
+def test_elements_of_a_flat_hstack_are_numbers():
+    """np.hstack of vectors (one of them a slice of an argument, whose rank the first,
+    argument-blind walk cannot know) is a vector: its elements are numbers, which ``-=``
+    rebinds (fuzz campaign, seed 3300090: refused as a change through another name)."""
+    args = (0.5, np.array([0.2, 0.5, -0.3]))
+    for index in (0, 1):
+        got = sg.grad(elements_of_a_flat_hstack_updated, wrt=index)(*args)
+        expected = numerical_gradient(elements_of_a_flat_hstack_updated, args, index)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def test_rows_of_a_vstack_updated_in_place_are_refused():
+    """np.vstack of vectors is a matrix: a row is a view, and ``row *= 2.0`` changes it."""
+    with pytest.raises(sg.TransformError, match="'row' is updated in place"):
+        sg.grad(rows_of_a_vstack_updated)(np.array([0.2, 0.5, -0.3]))

@@ -359,6 +359,19 @@ def items_kind(value) -> object:
     return kind
 
 
+# functions stacking a sequence of arrays along a new or second axis
+STACKED = _numpy_functions("vstack row_stack dstack column_stack stack")
+
+
+def _stacked_rank(callee, rank: int, keywords: list) -> int | None:
+    """The rank of stacking pieces of `rank` with `callee` (one of `STACKED`)."""
+    if callee is np.stack:
+        return rank + 1 if not set(keywords) - {"axis"} else None
+    if callee is np.dstack:
+        return max(rank, 3)
+    return max(rank, 2)  # vstack, row_stack, column_stack
+
+
 def library_call_kind(callee, expr: cst.Call, args: list) -> object:
     """The kind of what a NumPy or `math` function returns, given what the analysis knows of
     its positional `args` (their ``kind`` and, for containers, ``items``); None where this
@@ -399,7 +412,11 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
     if callee is np.hstack and len(args) == 1:
         if pieces in NUMBERS:
             return 1
+        if pieces == ARRAY:  # (pieces whose rank the arguments decide: so does the result's)
+            return ARRAY
         return pieces if isinstance(pieces, int) and pieces >= 1 else None
+    if is_in(callee, STACKED) and len(args) == 1 and isinstance(pieces, int) and pieces >= 1:
+        return _stacked_rank(callee, pieces, keywords)
     if callee is np.array and len(args) == 1 and not keywords:
         if pieces in NUMBERS:
             return 1
