@@ -243,3 +243,35 @@ def test_rows_of_a_vstack_updated_in_place_are_refused():
     """np.vstack of vectors is a matrix: a row is a view, and ``row *= 2.0`` changes it."""
     with pytest.raises(sg.TransformError, match="'row' is updated in place"):
         sg.grad(rows_of_a_vstack_updated)(np.array([0.2, 0.5, -0.3]))
+
+
+def loop_over_a_view_updated_in_the_body(v, y):
+    y3 = np.full(3, 0.5)
+    for i4, e5 in [(v + y, y), (y3[::-1], y + 0.1)]:
+        v = np.append(v[:2], y3 @ i4)
+        y3 -= np.sort(i4) * e5
+    return np.sum(v)
+
+
+def loop_over_values_of_its_own(w):
+    y = w * 1.0
+    total = 0.0
+    for a, b in [(w, w * 2.0), (w[::-1], np.sin(w))]:
+        y += a
+        total = total + np.sum(a * b * y)
+    return total
+
+
+def test_a_loop_over_a_view_its_body_changes_is_refused():
+    """The list literal holds a view of ``y3``; ``y3 -= ...`` in the first iteration
+    changes what the second reads, which normal form cannot follow (the gradient was
+    silently wrong: fuzz campaign, seed 3304203)."""
+    with pytest.raises(sg.TransformError, match=r"the loop at line \d+ runs over values"):
+        sg.grad(loop_over_a_view_updated_in_the_body, wrt=1)(np.array([0.2, -0.4, 0.9]), 0.7)
+
+
+def test_a_loop_over_values_its_body_does_not_change_is_differentiated():
+    w = np.array([0.2, -0.4, 0.9])
+    expected = numerical_gradient(loop_over_values_of_its_own, (w,), 0)
+    got = sg.grad(loop_over_values_of_its_own)(w)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)

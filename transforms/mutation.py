@@ -174,17 +174,40 @@ class _Walker(CallWalker):
         """Walk the body until the state at its start stops changing (a change late in one
         iteration is seen by a read early in the next); the loop may also run no times."""
         entry = state.copy()  # (a for loop evaluates its iterable once, before it runs)
+        # the values an iterable that is no name holds (``[(a, x[::-1]), ...]``): a change
+        # in the body to memory they share is seen by the next iteration, not by normal form
+        iterated = None
+        if isinstance(node, cst.For) and not isinstance(node.iter, cst.Name):
+            iterated = f"<iterable {id(node)}>"
+            state.memory[iterated] = self.expression(node.iter, entry)
         for _ in range(8):
             before = state.copy()
             if isinstance(node, cst.For):
                 self.expression(node.iter, state)  # (a read of a name changed in the loop)
+                if iterated is not None and iterated in state.changed:
+                    raise self.iterable_changed(node, state.changed[iterated])
                 self.bind_loop_target(node.target, node.iter, state, entry)
             else:
                 self.expression(node.test, state)
             self.block(list(node.body.body), state)
             state.join(before)
             if state.key() == before.key():
-                return
+                break
+        if iterated is not None:
+            state.memory.pop(iterated, None)
+            state.changed.pop(iterated, None)
+
+    def iterable_changed(self, node: cst.For, change: Change) -> TransformError:
+        line = self.parsed.position(node)[0]
+        code = cst.Module(()).code_for_node(node.iter)
+        return self.parsed.error(
+            change.node,
+            f"{change.writer!r} {change.what} here, and the loop at line {line} runs over "
+            f"values that share its memory ({code}), read again in its next iteration: "
+            f"s2sgrad cannot follow a change made through another name; make "
+            f"{change.writer!r} a copy (.copy()) before the loop, or build those values in "
+            f"the loop's body",
+        )
 
     def bind_loop_target(self, target, iterable, state: State, entry: State) -> None:
         """``for target in iterable``: ``enumerate(xs)`` gives an integer and an item of
