@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from numerical import numerical_jacobian
+from numerical import numerical_gradient, numerical_jacobian
 
 import s2sgrad as sg
 
@@ -94,3 +94,21 @@ def test_a_pushed_shape_is_popped_into_a_name_of_its_own():
     assert shapes
     expected = numerical_jacobian(lambda v: shifted_sines(v, E), b)
     np.testing.assert_allclose(sg.grad(shifted_sines)(b, E), expected, rtol=1e-6)
+
+
+def _lambda_with_a_temporary_parameter(v, y):
+    squares = {"a": np.sum(np.diff(v) ** 2), "b": y}
+    g = lambda _t1: v @ v + _t1  # noqa: E731 (a parameter named like a temporary)
+    s = g(v[0] % 2.0)
+    return np.sum(v * (y / (1.0 + squares["a"] ** 2))) + s
+
+
+def test_an_inlined_lambdas_parameter_named_like_a_temporary():
+    """The lambda's ``_t1``, bound where the lambda is inlined, overwrote the temporary
+    ``_t1 = np.diff(v)`` the adjoint reads later (crash in diff_adjoint: fuzz campaign,
+    seed 3500712): a parameter that is no local of the function gets a fresh name."""
+    v, y = np.array([0.2, -0.4, 0.9]), 0.7
+    for index in (0, 1):
+        got = sg.grad(_lambda_with_a_temporary_parameter, wrt=index)(v, y)
+        expected = numerical_gradient(_lambda_with_a_temporary_parameter, (v, y), index)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)

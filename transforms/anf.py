@@ -569,7 +569,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         # every assignment gets a name no other assignment has (two branches, or two loops,
         # assigning `y` give y and y_1: analyses keyed by name never confuse them)
         taken = name in self.current or name in RESERVED or name in self.defined
-        if self.inlined_from is not None:  # not the caller's: the caller's names are taken
+        if self.inlined_from is not None or not self.resolution.is_local(name):
+            # not the caller's (an inlined callee's, a lambda's parameter): the caller's names
+            # and the temporaries handed out so far (a lambda's ``_t1``) are taken
             taken = taken or self.namer.taken(name)
         new = self.namer.version(name) if taken else name
         self.namer.reserve(new)  # (a lambda's parameter is no local the namer started with)
