@@ -569,9 +569,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         # every assignment gets a name no other assignment has (two branches, or two loops,
         # assigning `y` give y and y_1: analyses keyed by name never confuse them)
         taken = name in self.current or name in RESERVED or name in self.defined
-        if self.inlined_from is not None or not self.resolution.is_local(name):
-            # not the caller's (an inlined callee's, a lambda's parameter): the caller's names
-            # and the temporaries handed out so far (a lambda's ``_t1``) are taken
+        if self.inlined_from is not None:  # not the caller's: the caller's names are taken
             taken = taken or self.namer.taken(name)
         new = self.namer.version(name) if taken else name
         self.namer.reserve(new)  # (a lambda's parameter is no local the namer started with)
@@ -738,6 +736,11 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
             if share and isinstance(atom, cst.Name) and atom.value not in ("True", "False", "None"):
                 self.current[param] = atom.value
                 continue
+            if not self.resolution.is_local(param) and self.namer.taken(param):
+                # a lambda's or nested function's parameter spelled like a name handed out
+                # already (a lambda's ``_t1`` beside the temporary ``_t1``): a fresh version
+                self.current.pop(param, None)
+                self.defined.add(param)
             new = self.define(param)
             self.emit(cst.Assign((cst.AssignTarget(cst.Name(new)),), atom), new)
         if not always_exits(statements):
