@@ -196,16 +196,11 @@ def callee_result(op: Operation, call_: cst.Call, shapes: ShapeTokens):
     return result
 
 
-def _result_of(fn: types.FunctionType, kinds: CallKinds):
-    from .pipeline import GradSpec, analyze  # the pipeline imports this module
-
-    try:  # (nothing active: only the shapes are wanted, not the derivative's rules)
-        analysis = analyze(fn, GradSpec(wrt=()))
-    except Exception:  # (no source, a construct refused, ...): not known. A call that carries
-        return None  # a derivative reports it where the callee is differentiated
-    nf = analysis.nf
-    shapes = infer_shapes(
-        nf,
+def callee_shapes(analysis, kinds: CallKinds) -> ShapeTokens:
+    """The shapes of a callee's normal form in its specialization for `kinds` (no number
+    checks: each caller's mutation walk checks its calls, see `mutation`)."""
+    return infer_shapes(
+        analysis.nf,
         analysis.activity,
         analysis.namespace,
         None,
@@ -214,6 +209,17 @@ def _result_of(fn: types.FunctionType, kinds: CallKinds):
         results=callee_result,
         maybe_params=kinds.unseen,
     )
+
+
+def _result_of(fn: types.FunctionType, kinds: CallKinds):
+    from .pipeline import GradSpec, analyze  # the pipeline imports this module
+
+    try:  # (nothing active: only the shapes are wanted, not the derivative's rules)
+        analysis = analyze(fn, GradSpec(wrt=()))
+    except Exception:  # (no source, a construct refused, ...): not known. A call that carries
+        return None  # a derivative reports it where the callee is differentiated
+    nf = analysis.nf
+    shapes = callee_shapes(analysis, kinds)
 
     def kind(expr: cst.BaseExpression) -> ResultKind | None:
         token = shapes.of(expr)

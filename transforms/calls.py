@@ -33,7 +33,7 @@ import libcst as cst
 
 from . import codegen, transform_cache
 from .anf import is_literal
-from .call_kinds import GENERIC, CallKinds, callee_result, parameters
+from .call_kinds import GENERIC, CallKinds, callee_shapes, parameters
 from .edges import unalias_constants
 from .naming import Namer
 from .optimize import optimize
@@ -41,7 +41,6 @@ from .parse import parse_function
 from .resolve import resolve
 from .reverse import reverse_sweeps, without_defaults
 from .reverse_loops import assigned_names
-from .shapes import infer_shapes
 from .walk import _NameReader
 
 
@@ -168,17 +167,7 @@ def link(globals_: dict, callees: list) -> None:
 def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     nf = analysis.nf
     namer = analysis.namer.copy()
-    # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
-    shapes = infer_shapes(
-        nf,
-        analysis.activity,
-        analysis.namespace,
-        None,
-        kinds.shape_kinds(),
-        containers=kinds.sequences,
-        results=callee_result,
-        maybe_params=kinds.unseen,
-    )
+    shapes = callee_shapes(analysis, kinds)
     seed = namer.fresh("_dout")
     saved_name = namer.fresh("_saved")
     sweeps = reverse_sweeps(nf, analysis.activity, shapes, namer, cst.Name(seed), False, split_of)

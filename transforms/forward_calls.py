@@ -18,11 +18,10 @@ import types
 import libcst as cst
 
 from . import codegen, transform_cache
-from .call_kinds import GENERIC, CallKinds, callee_result, parameters
+from .call_kinds import GENERIC, CallKinds, callee_shapes, parameters
 from .calls import TIGHT_EQUAL, link, literal_defaults, publish, split_base
 from .edges import unalias_constants
 from .optimize import optimize
-from .shapes import infer_shapes
 
 
 @dataclasses.dataclass(eq=False)
@@ -80,17 +79,7 @@ def _compile(split: ForwardSplit, analysis, batched: bool, kinds: CallKinds) -> 
     from .forward import ForwardSpec, forward
 
     namer = analysis.namer.copy()
-    # (no number checks here: each caller's mutation walk checks its calls, `mutation`)
-    shapes = infer_shapes(
-        analysis.nf,
-        analysis.activity,
-        analysis.namespace,
-        None,
-        kinds.shape_kinds(),
-        containers=kinds.sequences,
-        results=callee_result,
-        maybe_params=kinds.unseen,
-    )
+    shapes = callee_shapes(analysis, kinds)
     spec = ForwardSpec(split.name, split.wrt, batched)
     split.tangent_names.update({p: namer.tangent(p) for p in split.wrt})
     funcdef, callees = forward(
