@@ -40,6 +40,27 @@ def test_the_oracle_passes_a_right_gradient(tmp_path):
     assert outcome.status == "ok", [str(f) for f in outcome.failures]
 
 
+def test_a_steep_hessian_is_told_with_a_finer_step(tmp_path):
+    # second differences at h=1e-4 move 1e5 x by 10 radians: they said -5e6 sin(1e5 x) where
+    # the Hessian is -1e8 sin(1e5 x), and the oracle reported s2sgrad's right Hessian as wrong
+    # (fuzz seed 3305595: np.sin of values near 1e5)
+    program = _program(["return 1e-2 * np.sin(1e5 * x)"])
+    outcome = oracle.check(program, tmp_path, ("hessian", "hvp", "grad_of_grad"))
+    assert outcome.status == "ok", [str(f) for f in outcome.failures]
+    x = 0.3
+    hess, _ = oracle.second_differences(lambda x: 1e-2 * np.sin(1e5 * x), (x,), 0)
+    assert abs(hess - (-1e8 * np.sin(1e5 * x))) < 1e-3 * 1e8
+
+
+def test_a_hessian_no_step_can_tell_leaves_second_order_unchecked(tmp_path):
+    # 1e7 x turns by a radian even at the smallest step: no reference, so no verdict either way
+    hess, noise = oracle.second_differences(lambda x: 1e-5 * np.sin(1e7 * x), (0.3,), 0)
+    assert hess is None and noise == np.inf
+    outcome = oracle.check(_program(["return 1e-5 * np.sin(1e7 * x) + x * x"]), tmp_path)
+    assert outcome.status == "first order only", [str(f) for f in outcome.failures]
+    assert "grad" in outcome.modes and not set(outcome.modes) & set(oracle.SECOND_ORDER)
+
+
 def test_the_reducer_keeps_the_failure_and_drops_the_rest(tmp_path):
     body = ["a = np.sin(x)", "b = a * 2.0", "c = square(x)", "d = b + 1.0", "return c + d"]
     program = _program(body)

@@ -30,7 +30,7 @@ def class_of(failure: oracle.Failure) -> tuple:
         return ("crash", failure.detail.split(":")[0], where)
     if failure.kind in ("hang", "invalid"):
         return (failure.kind, failure.detail.split("(")[0][:60])
-    second = failure.mode in ("hessian", "hvp", "grad_of_grad")
+    second = failure.mode in oracle.SECOND_ORDER
     return (failure.kind, "second order" if second else "first order")
 
 
@@ -127,7 +127,7 @@ class Campaign:
         lines = [
             f"programs: {sum(self.status.values())} ({counts})",
             "",
-            "| programs | class | modes | first seed | reproducer |",
+            "| programs | class | modes | seeds | reproducer |",
             "|---|---|---|---|---|",
         ]
         for key, found in sorted(self.classes.items(), key=lambda kv: -kv[1].count):
@@ -135,7 +135,18 @@ class Campaign:
                 ", ".join(sorted(found.modes)) if len(found.modes) < len(oracle.MODES) else "all"
             )
             lines.append(
-                f"| {found.count} | {' / '.join(key)} | {modes} | {found.seeds[0]} | "
+                f"| {found.count} | {' / '.join(key)} | {modes} | {_seeds(key, found.seeds)} | "
                 f"{Path(found.reproducer).name if found.reproducer else ''} |"
             )
         return "\n".join(lines)
+
+
+SEEDS_LISTED = 50  # of a class that is a bug (a refusal class lists its first seed only)
+
+
+def _seeds(key: tuple, seeds: list) -> str:
+    """Every seed of a wrong, crash or hang class (the reproducer is the first one's only, and
+    a second program of a class may be a second bug), the first of a refusal class."""
+    shown = seeds[:1] if key[0] == "rejected" else seeds[:SEEDS_LISTED]
+    more = f" and {len(seeds) - len(shown)} more" if len(seeds) > len(shown) else ""
+    return ", ".join(map(str, shown)) + more
