@@ -60,6 +60,7 @@ from .operations import is_append
 from .parse import ParsedFunction
 from .resolve import RESERVED, Resolution
 from .templates import one_array_arguments
+from .walk import visit
 
 
 class Origin:
@@ -699,8 +700,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
             raise self.parsed.error(call, f"{name} is missing arguments")
         atoms = {p: self.atom(value) for p, value in values.items()}  # in the call's order
         reads, own = NestedReads(), AssignedNames()
-        node.body.visit(reads)
-        node.body.visit(own)
+        visit(node.body, reads)
+        visit(node.body, own)
         # a name the nested function binds (a parameter, an assignment anywhere in its body)
         # is its own in every read, as in Python: the caller's changing value is not read
         outer_reads = reads.names - set(params) - set(own.names)

@@ -20,6 +20,7 @@ from .blocks import (
     target_names,
 )
 from .operations import evaluate_spelling
+from .walk import visit
 
 
 class Counter(typing.NamedTuple):
@@ -79,7 +80,7 @@ class LoopNormalizing:
             self.assign([cst.Name(counter)], cst.Integer("0"), origin_node=node)
         self.comment = None
         collector = AssignedNames()
-        node.body.visit(collector)
+        visit(node.body, collector)
         assigned = [n for n in collector.names if n != index_name]
         # the names the loop itself binds keep their old value (or None) after no iteration
         bound = [index_name] if not prologue else []
@@ -193,7 +194,7 @@ class LoopNormalizing:
         self.assign([cst.Name(condition)], node.test, origin_node=node.test)
         self.comment = None
         collector = AssignedNames()
-        node.body.visit(collector)
+        visit(node.body, collector)
         names = [*collector.names, condition, counter, *self.returning(node)]
         headers = self.loop_headers_for(names, loop_line)
         self.loop_headers[headers[condition]] = tuple(headers.values())

@@ -41,7 +41,7 @@ from .parse import parse_function
 from .resolve import resolve
 from .reverse import reverse_sweeps, without_defaults
 from .reverse_loops import assigned_names
-from .walk import _NameReader
+from .walk import _NameReader, visit
 
 
 @dataclasses.dataclass(eq=False)
@@ -180,8 +180,8 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     )
     read: list[str] = []
     for line in sweeps.adjoint:
-        line.visit(_NameReader(read))
-    grads.visit(_NameReader(read))
+        visit(line, _NameReader(read))
+    visit(grads, _NameReader(read))
     defined = _assigned(sweeps.primal) | set(split.params)
     saved = [name for name in dict.fromkeys(read) if name in defined]
     saved_tuple = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))

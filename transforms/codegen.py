@@ -15,7 +15,7 @@ import libcst as cst
 import s2sgrad.runtime as runtime
 
 from .source import run_module
-from .walk import _NameReader, read_names, rewrite_statement
+from .walk import _NameReader, read_names, rewrite_statement, visit
 
 # Python's operator precedence, low to high.
 _BINARY_PRECEDENCE = {
@@ -213,7 +213,7 @@ def render_module(funcdefs, docstring: str, constants: Mapping[str, object]) -> 
                 names.update(read_names(line.body[0], []))
             else:  # an if or a loop: everything its blocks read
                 found: list[str] = []
-                line.visit(_NameReader(found))
+                visit(line, _NameReader(found))
                 names.update(found)
     header = [f'"""{docstring}"""', ""]
     if "math" in names:
@@ -235,13 +235,27 @@ def render_module(funcdefs, docstring: str, constants: Mapping[str, object]) -> 
 
 
 def _parenthesized(funcdef: cst.FunctionDef) -> cst.FunctionDef:
-    lines = tuple(
-        line.with_changes(body=tuple(parenthesize_statement(s) for s in line.body))
-        if isinstance(line, cst.SimpleStatementLine)
-        else line.visit(Parenthesize())
-        for line in funcdef.body.body
-    )
-    return funcdef.with_changes(body=funcdef.body.with_changes(body=lines))
+    return funcdef.with_changes(body=_parenthesized_block(funcdef.body))
+
+
+def _parenthesized_block(node: cst.CSTNode) -> cst.CSTNode:
+    """`Parenthesize` of a line or block, through the statements code is made of by hand
+    (libcst's transformer rebuilds every expression node on the way)."""
+    kind = type(node)
+    if kind is cst.SimpleStatementLine:
+        return node.with_changes(body=tuple(parenthesize_statement(s) for s in node.body))
+    if kind in (cst.IndentedBlock, cst.Else):
+        body = node.body
+        if kind is cst.IndentedBlock:
+            return node.with_changes(body=tuple(_parenthesized_block(line) for line in body))
+        return node.with_changes(body=_parenthesized_block(body))
+    if kind in (cst.If, cst.For, cst.While):
+        orelse = node.orelse
+        return node.with_changes(
+            body=_parenthesized_block(node.body),
+            orelse=None if orelse is None else _parenthesized_block(orelse),
+        )
+    return node.visit(Parenthesize())
 
 
 def compile_functions(source: str, entries: list[str], constants: Mapping[str, object]) -> list:

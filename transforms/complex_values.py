@@ -16,6 +16,7 @@ import libcst as cst
 import numpy as np
 
 from .activity import Activity
+from .walk import visit
 
 # primitives whose results are complex for real arguments (besides complex constants)
 _COMPLEX_MAKERS = ("numpy.fft.", "numpy.linalg.eig", "scipy.linalg.sqrtm", "scipy.fft.")
@@ -38,7 +39,7 @@ def may_be_complex(
 ) -> bool:
     """Whether the normal form `funcdef` may compute with complex numbers (module docstring)."""
     reads = _Reads()
-    funcdef.visit(reads)
+    visit(funcdef, reads)
     if reads.imaginary:
         return True
     for name in reads.names:

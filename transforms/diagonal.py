@@ -38,7 +38,7 @@ from .codegen import parenthesize_node
 from .fold import number_literal
 from .operations import COPY, Operation
 from .tangent_rules import TangentContext, elementwise_tangent, written_tangent
-from .walk import rewrite
+from .walk import rewrite, visit
 
 _PRODUCTS = (operator.matmul, np.matmul, np.dot)
 _SUMS = (operator.add, np.add, operator.sub, np.subtract)
@@ -296,5 +296,5 @@ def read_names(node: cst.CSTNode) -> set[str]:
         def visit_Name(self, name: cst.Name) -> None:
             found.add(name.value)
 
-    node.visit(_Names())
+    visit(node, _Names())
     return found

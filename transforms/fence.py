@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .parse import ParsedFunction
+from .walk import visit
 
 # Constructs a differentiable function may never contain.
 _NEVER: dict[type[cst.CSTNode], str] = {
@@ -137,8 +138,8 @@ def fence(parsed: ParsedFunction) -> ParsedFunction:
         raise parsed.error(funcdef, "async function is not supported by s2sgrad")
     params = funcdef.params  # (*args is a tuple parameter, **kwargs a dict one)
     visitor = _Fence(parsed)
-    funcdef.body.visit(visitor)
+    visit(funcdef.body, visitor)
     for param in (*params.params, *params.posonly_params, *params.kwonly_params):
         if param.default is not None:
-            param.default.visit(visitor)
+            visit(param.default, visitor)
     return parsed

@@ -12,6 +12,7 @@ from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS
 
 from .bound import as_callee
 from .library import is_user_function
+from .walk import visit
 
 # array methods returning a view of (or an object from inside) their receiver
 VIEW_METHODS = frozenset(
@@ -128,7 +129,7 @@ def child_expressions(expr) -> list:
     if kind is cst.Slice:
         return [bound for bound in (expr.lower, expr.upper, expr.step) if bound is not None]
     found = _ChildExpressions()
-    expr.visit(found)
+    visit(expr, found)
     return found.children
 
 

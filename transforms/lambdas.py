@@ -22,6 +22,7 @@ import types
 import libcst as cst
 
 from .naming import LAMBDA
+from .walk import visit
 
 
 def parse_lambda(code: types.CodeType):
@@ -55,7 +56,7 @@ def parse_lambda(code: types.CodeType):
         key=lambda n: (n.lineno, n.col_offset),
     )
     collector = _Lambdas()
-    module.visit(collector)
+    visit(module, collector)
     lambda_ = collector.found[order.index(node)]
     returned = cst.Return(value=lambda_.body)
     line = cst.SimpleStatementLine(body=(returned,))

@@ -9,7 +9,7 @@ import dataclasses
 import libcst as cst
 
 from .in_place import VIEW_FUNCTIONS, VIEW_METHODS
-from .walk import _NameReader, read_names, substitute_names
+from .walk import _NameReader, read_names, substitute_names, visit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +94,7 @@ def usage(line: cst.SimpleStatementLine) -> Usage:
         if statement.value is not None:
             read_names(statement.value, reads)
     else:
-        statement.visit(_NameReader(reads))
+        visit(statement, _NameReader(reads))
     usage = Usage(tuple(reads), tuple(writes), tuple(mutates))
     if len(_usage_cache) > 4096:
         _usage_cache.clear()

@@ -42,6 +42,7 @@ from .lines import IN_PLACE_HELPERS
 from .memory import NOTHING, Refs, State, make
 from .parse import ParsedFunction, parse_function
 from .resolve import Resolution, resolve
+from .walk import visit
 
 
 def _spread_literals(call: cst.Call) -> cst.Call:
@@ -306,5 +307,5 @@ def _assigned_in(node: cst.FunctionDef) -> set[str]:
     from .blocks import AssignedNames
 
     collector = AssignedNames()
-    node.body.visit(collector)
+    visit(node.body, collector)
     return set(collector.names)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .walk import dotted_name
+from .walk import dotted_name, visit
 
 # calls that may be moved, merged or dropped: no side effects, no state
 _PURE_PREFIXES = ("np.", "math.")
@@ -64,7 +64,7 @@ def call_names(node: cst.CSTNode) -> list[str]:
         def visit_Call(self, call: cst.Call) -> None:
             found.append(dotted_name(call.func) or "?")
 
-    node.visit(Calls())
+    visit(node, Calls())
     return found
 
 

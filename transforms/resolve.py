@@ -23,6 +23,7 @@ import numpy as np
 from .bound import as_callee
 from .parse import ParsedFunction
 from .spelling import RESERVED, canonical_spelling
+from .walk import visit
 
 # context managers a `with` of the user's may use: they change how NumPy reports errors or
 # prints, or which warnings show, never a value, so the body runs as if they were not there
@@ -125,11 +126,11 @@ class _NameCollector(cst.CSTVisitor):
         self.loaded: dict[str, cst.Name] = {}
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
@@ -139,13 +140,13 @@ class _NameCollector(cst.CSTVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> bool:
         self._collect_target(node.target)
         self._load(node.target)
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
         self._collect_target(node.target)
         if node.value is not None:
-            node.value.visit(self)
+            visit(node.value, self)
         return False
 
     def visit_Name(self, node: cst.Name) -> bool:
@@ -161,14 +162,14 @@ class _NameCollector(cst.CSTVisitor):
         from .anf_lambdas import lambda_parameters
 
         inner = _NameCollector()
-        node.body.visit(inner)
+        visit(node.body, inner)
         own = set(lambda_parameters(node))
         for name, read in inner.loaded.items():
             if name not in own:
                 self.loaded.setdefault(name, read)
         for param in (*node.params.params, *node.params.kwonly_params):
             if param.default is not None:
-                param.default.visit(self)
+                visit(param.default, self)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
@@ -191,7 +192,7 @@ class _NameCollector(cst.CSTVisitor):
             for element in target.elements:
                 self._collect_target(element.value)
         else:  # item and attribute targets load their base
-            target.visit(self)
+            visit(target, self)
 
 
 def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
@@ -213,9 +214,9 @@ def resolve(parsed: ParsedFunction, fn: types.FunctionType) -> Resolution:
         )
     )
     collector = _NameCollector()
-    funcdef.body.visit(collector)
+    visit(funcdef.body, collector)
     for manager in parsed.managers:  # (the with statements whose bodies took their place)
-        manager.visit(collector)  # (not the defaults: values the enclosing scope computed
+        visit(manager, collector)  # (not the defaults: values the enclosing scope computed
     # when the def ran, which calls take from fn.__defaults__, not names the function reads)
     locals_ = frozenset(params) | frozenset(collector.assigned)
 

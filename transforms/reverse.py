@@ -43,7 +43,7 @@ from .shapes import ShapeTokens
 from .signs import positive_names
 from .stand_ins import stand_ins
 from .templates import Template, instantiate, load_template
-from .walk import read_names, rewrite, rewrite_statement
+from .walk import read_names, rewrite, rewrite_statement, visit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +122,7 @@ def _kept_value(nf: NormalForm, activity: Activity, sweeps: Sweeps, namer: Namer
     }
     assigned = AssignedNames()
     for line in sweeps.adjoint:
-        line.visit(assigned)
+        visit(line, assigned)
     if output.value not in mutated and output.value not in assigned.names:
         return output, []
     value = cst.Name(namer.fresh("value"))

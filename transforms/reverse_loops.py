@@ -15,7 +15,7 @@ from .adjoints import Adjoints, Context, assign, block, call, comment_line, is_b
 from .anf import name_expr
 from .blocks import iter_small_statements
 from .operations import POP, SETITEM, is_append, names_in
-from .walk import _NameReader, dotted_name, read_names, renamed
+from .walk import _NameReader, dotted_name, read_names, renamed, visit
 
 
 def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
@@ -46,7 +46,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
     # outlives the iteration, and so must its adjoint
     local = {t for op in body_ops if op.primitive is not SETITEM for t in op.targets} - headers
     reads: list[str] = []
-    line.visit(_NameReader(reads))
+    visit(line, _NameReader(reads))
     indexed = {
         op.args[0].value
         for op in body_ops
@@ -87,7 +87,7 @@ def reverse_loop(line: cst.For, adjoints: Adjoints, context: Context) -> None:
     assigned = assigned_names(primal_body)
     needed_reads: list[str] = []
     for adjoint_line in inner.lines:
-        adjoint_line.visit(_NameReader(needed_reads))
+        visit(adjoint_line, _NameReader(needed_reads))
     saved = [n for n in dict.fromkeys(needed_reads) if n in assigned and n != target]
     recomputed = _recomputable(body, target, headers | local | written | appended, context)
     prologue = _recompute(saved, recomputed)
@@ -157,8 +157,8 @@ def _read_only_for_shape(names: list[str], lines: list) -> set[str]:
                     shape_reads.append(arg.value.value)
 
     for line in lines:
-        line.visit(_NameReader(all_reads))
-        line.visit(_Reads())
+        visit(line, _NameReader(all_reads))
+        visit(line, _Reads())
     counts = {n: all_reads.count(n) for n in names}
     return {n for n in names if counts[n] and shape_reads.count(n) == counts[n]}
 

@@ -24,7 +24,7 @@ from s2sgrad.runtime import SHAPE_ONLY_ARGUMENTS, STAND_IN_READS
 from .activity import Activity
 from .operations import Operation
 from .shapes import ShapeTokens
-from .walk import dotted_name
+from .walk import dotted_name, visit
 
 # helper -> positions of the arguments it reads only for their shape and dtype
 _READS = {**SHAPE_ONLY_ARGUMENTS, **STAND_IN_READS}
@@ -69,12 +69,12 @@ class _Reads(cst.CSTVisitor):
         positions = _READS.get(dotted_name(node.func) or "")
         if not positions:
             return True
-        node.func.visit(self)
+        visit(node.func, self)
         for k, arg in enumerate(node.args):
             if k in positions and arg.keyword is None and isinstance(arg.value, cst.Name):
                 self._add(self.shapes, arg.value.value)
             else:
-                arg.visit(self)
+                visit(arg, self)
         return False
 
 
@@ -107,7 +107,7 @@ def stand_ins(body: list, activity: Activity, shapes: ShapeTokens) -> list:
     ops = {op.targets[0]: op for _, op in activity.operations if len(op.targets) == 1 and op.rule}
     reads = _Reads()
     for line in body:
-        line.visit(reads)
+        visit(line, reads)
     body = list(body)
     for k in range(len(body) - 1, -1, -1):
         name = _assigned_name(body[k])
@@ -118,13 +118,13 @@ def stand_ins(body: list, activity: Activity, shapes: ShapeTokens) -> list:
         if not reads.shapes.get(name):
             # never read (the output's value, in a gradient): dead, and the optimizer drops
             # it, so what it reads does not count
-            old.value.visit(_Counter(reads, -1))
+            visit(old.value, _Counter(reads, -1))
             continue
         replacement = _stand_in(op, shapes.maybe_sequences)
         if replacement is None:
             continue
-        old.value.visit(_Counter(reads, -1))
-        replacement.visit(_Counter(reads, 1))
+        visit(old.value, _Counter(reads, -1))
+        visit(replacement, _Counter(reads, 1))
         body[k] = body[k].with_changes(body=(old.with_changes(value=replacement),))
     return body
 

@@ -18,7 +18,7 @@ import libcst as cst
 
 from .naming import Namer
 from .parse import source_lines
-from .walk import _NameReader, substitute_names
+from .walk import _NameReader, substitute_names, visit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +91,7 @@ def load_template(fn: Callable) -> Template:
             local_names.add(target.target.value)
     names_read: list[str] = []
     for node in (*body, last.value):
-        node.visit(_NameReader(names_read))
+        visit(node, _NameReader(names_read))
     parameters = set(names) | set(kwonly) | {varargs} | local_names
     constants = _constants(fn, [n for n in dict.fromkeys(names_read) if n not in parameters])
     if constants:

@@ -50,8 +50,24 @@ def read_names(node: cst.CSTNode, out: list[str]) -> list[str]:
         read_names(node.left, out)
         for target in node.comparisons:
             read_names(target.comparator, out)
+    elif kind is cst.Index:
+        read_names(node.value, out)
+    elif kind is cst.Slice:
+        for bound in (node.lower, node.upper, node.step):
+            if bound is not None:
+                read_names(bound, out)
+    elif kind is cst.Assign:  # (every name, as the visitor: the targets' too)
+        for target in node.targets:
+            read_names(target.target, out)
+        read_names(node.value, out)
+    elif kind is cst.AugAssign:
+        read_names(node.target, out)
+        read_names(node.value, out)
+    elif kind in (cst.Return, cst.Expr):
+        if node.value is not None:
+            read_names(node.value, out)
     else:
-        node.visit(_NameReader(out))
+        visit(node, _NameReader(out))
     return out
 
 
@@ -89,6 +105,81 @@ def _children(node: cst.CSTNode) -> tuple:
     return ()
 
 
+def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``node.visit(visitor)`` for a visitor, without rebuilding the tree.
+
+    libcst's `visit` rebuilds (and validates) every node it passes, for transformers' sake, and
+    the analyses' walks spent a third of a transform's time there. This one calls the
+    visitor's own ``on_visit``/``on_leave`` as libcst does, finds the children of the node
+    types code is made of in `_CHILDREN` (without trivia: whitespace, commas, parentheses,
+    comments), and asks libcst for the children of any other. A transformer is handed to
+    libcst."""
+    if not isinstance(visitor, cst.CSTVisitor):
+        node.visit(visitor)
+        return
+    if visitor.on_visit(node):
+        children = _CHILDREN.get(type(node))
+        for child in children(node) if children is not None else node.children:
+            visit(child, visitor)
+    visitor.on_leave(node)
+
+
+def _present(*nodes) -> tuple:
+    return tuple(node for node in nodes if node is not None)
+
+
+_CHILDREN: dict[type, Callable[[cst.CSTNode], tuple]] = {
+    cst.Name: lambda n: (),
+    **{kind: (lambda n: ()) for kind in _LEAVES},
+    cst.Attribute: lambda n: (n.value, n.attr),
+    cst.Call: lambda n: (n.func, *n.args),
+    cst.Arg: lambda n: _present(n.keyword, n.value),
+    cst.BinaryOperation: lambda n: (n.left, n.operator, n.right),
+    cst.BooleanOperation: lambda n: (n.left, n.operator, n.right),
+    cst.UnaryOperation: lambda n: (n.operator, n.expression),
+    cst.Comparison: lambda n: (n.left, *n.comparisons),
+    cst.ComparisonTarget: lambda n: (n.operator, n.comparator),
+    cst.Subscript: lambda n: (n.value, *n.slice),
+    cst.SubscriptElement: lambda n: (n.slice,),
+    cst.Index: lambda n: (n.value,),
+    cst.Slice: lambda n: _present(n.lower, n.upper, n.step),
+    cst.Tuple: lambda n: n.elements,
+    cst.List: lambda n: n.elements,
+    cst.Set: lambda n: n.elements,
+    cst.Element: lambda n: (n.value,),
+    cst.StarredElement: lambda n: (n.value,),
+    cst.Dict: lambda n: n.elements,
+    cst.DictElement: lambda n: (n.key, n.value),
+    cst.StarredDictElement: lambda n: (n.value,),
+    cst.IfExp: lambda n: (n.body, n.test, n.orelse),
+    cst.SimpleStatementLine: lambda n: n.body,
+    cst.Assign: lambda n: (*n.targets, n.value),
+    cst.AssignTarget: lambda n: (n.target,),
+    cst.AugAssign: lambda n: (n.target, n.operator, n.value),
+    cst.Return: lambda n: _present(n.value),
+    cst.Expr: lambda n: (n.value,),
+    cst.Assert: lambda n: _present(n.test, n.msg),
+    cst.Pass: lambda n: (),
+    cst.Break: lambda n: (),
+    cst.Continue: lambda n: (),
+    cst.IndentedBlock: lambda n: n.body,
+    cst.If: lambda n: _present(n.test, n.body, n.orelse),
+    cst.Else: lambda n: (n.body,),
+    cst.For: lambda n: _present(n.asynchronous, n.target, n.iter, n.body, n.orelse),
+    cst.While: lambda n: _present(n.test, n.body, n.orelse),
+}
+
+
+def _operators(base: type):
+    for kind in base.__subclasses__():
+        yield kind
+        yield from _operators(kind)
+
+
+for _base in (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseUnaryOp, cst.BaseCompOp, cst.BaseAugOp):
+    _CHILDREN.update({kind: (lambda n: ()) for kind in _operators(_base)})
+
+
 class _NameReader(cst.CSTVisitor):
     """The general case of `read_names`, for node types it does not walk itself."""
 
@@ -96,11 +187,11 @@ class _NameReader(cst.CSTVisitor):
         self.out = out
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        visit(node.value, self)
         return False
 
     def visit_Name(self, node: cst.Name) -> bool:
@@ -142,7 +233,53 @@ def rewrite(node: cst.BaseExpression, leave: Callable[[cst.CSTNode], cst.CSTNode
         if any(a is not b for a, b in zip(elements, node.elements, strict=True)):
             node = node.with_changes(elements=elements)
         return leave(node)
+    if kind is cst.Subscript:
+        value = rewrite(node.value, leave)
+        elements = tuple(_rewrite_element(e, leave) for e in node.slice)
+        if value is not node.value or any(
+            a is not b for a, b in zip(elements, node.slice, strict=True)
+        ):
+            node = node.with_changes(value=value, slice=elements)
+        return leave(node)
+    if kind is cst.Comparison:
+        left = rewrite(node.left, leave)
+        targets = tuple(
+            t.with_changes(comparator=c)
+            if (c := rewrite(t.comparator, leave)) is not t.comparator
+            else t
+            for t in node.comparisons
+        )
+        if left is not node.left or any(
+            a is not b for a, b in zip(targets, node.comparisons, strict=True)
+        ):
+            node = node.with_changes(left=left, comparisons=targets)
+        return leave(node)
+    if kind in (cst.IfExp, cst.BooleanOperation):
+        fields = ("body", "test", "orelse") if kind is cst.IfExp else ("left", "right")
+        changed = {}
+        for field in fields:
+            part = getattr(node, field)
+            if (new := rewrite(part, leave)) is not part:
+                changed[field] = new
+        return leave(node.with_changes(**changed) if changed else node)
     return node.visit(_Leave(leave))
+
+
+def _rewrite_element(element: cst.SubscriptElement, leave) -> cst.SubscriptElement:
+    inner = element.slice
+    if type(inner) is cst.Index:
+        value = rewrite(inner.value, leave)
+        if value is inner.value:
+            return element
+        return element.with_changes(slice=inner.with_changes(value=value))
+    if type(inner) is not cst.Slice:
+        return element.visit(_Leave(leave))
+    bounds = {}
+    for field in ("lower", "upper", "step"):
+        bound = getattr(inner, field)
+        if bound is not None and (new := rewrite(bound, leave)) is not bound:
+            bounds[field] = new
+    return element.with_changes(slice=inner.with_changes(**bounds)) if bounds else element
 
 
 def _rewrite_arg(arg: cst.Arg, leave) -> cst.Arg:
