@@ -275,3 +275,33 @@ def test_a_loop_over_values_its_body_does_not_change_is_differentiated():
     expected = numerical_gradient(loop_over_values_of_its_own, (w,), 0)
     got = sg.grad(loop_over_values_of_its_own)(w)
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+
+
+def elements_of_a_copy_updated(w):
+    y5 = w.copy()
+    for e8 in y5:
+        e8 **= 2  # a number of a vector's copy: rebound, y5 unchanged
+    return np.sum(y5 * w)
+
+
+def elements_of_a_cast_updated(w, c):
+    y5 = w.astype(float)
+    for e8 in y5:
+        e8 *= c
+    return np.sum(y5 * w) * c
+
+
+def test_elements_of_a_copy_of_an_argument_are_what_the_argument_makes_them():
+    """``w.copy()`` (``astype``, ``clip``, ``round``) of an argument has the argument's kind,
+    a number or an array as the argument turns out: the first, argument-blind walk refused
+    ``e8 **= 2`` on the elements of a copy of a vector for every argument type (fuzz
+    campaign, seed 3600335, a false refusal); a matrix's rows are still views."""
+    w = np.array([0.4, -0.7, 1.1])
+    for f, args in ((elements_of_a_copy_updated, (w,)), (elements_of_a_cast_updated, (w, 1.3))):
+        for index in range(len(args)):
+            for mode in ("reverse", "forward"):
+                got = sg.jacobian(f, wrt=index, mode=mode)(*args)
+                expected = numerical_gradient(f, args, index)
+                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    with pytest.raises(sg.TransformError, match="'e8' is updated in place"):
+        sg.grad(elements_of_a_copy_updated)(np.ones((2, 3)))

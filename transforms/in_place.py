@@ -455,7 +455,9 @@ def method_kind(method: str, kind, args: list) -> object:
     if method == "dot" and len(args) == 1:
         return product_kind(kind, args[0].kind)
     if method in ("copy", "astype", "clip", "round"):
-        return kind if isinstance(kind, int) or kind in NUMBERS else None
+        # a new value of the same kind: a number's stays a number (np.float64(x).copy()), an
+        # argument's is a number or an array as the argument turns out (ANY, ARRAY)
+        return kind if isinstance(kind, int) or kind in IMMUTABLE or kind == ARRAY else None
     return None
 
 
