@@ -61,6 +61,24 @@ def test_a_hessian_no_step_can_tell_leaves_second_order_unchecked(tmp_path):
     assert "grad" in outcome.modes and not set(outcome.modes) & set(oracle.SECOND_ORDER)
 
 
+def test_a_difference_step_across_a_kink_is_refined(tmp_path):
+    # (1e5 x) % 2.0 is 0.05 from its jump, past the margin the oracle keeps in the kink's own
+    # units, and a step of 1e-6 in x moves it by 0.1: central differences measured the jump,
+    # and the oracle reported s2sgrad's right gradient as wrong (fuzz seed 3601383: an
+    # operand of % a thousand times as sensitive as the input)
+    src = "return 1e-2 * ((1e5 * x) % 2.0) + np.tanh(x)"
+    line = Text(src, "return 1e-2 * _mod(1e5 * x, 2.0) + np.tanh(x)")
+    main = Function("def f(x):", [Simple(line)])
+    program = Program([WRONG_RULE], [], main, [("x", "S")], "S", seed=3)
+    module = oracle.load(program.render(), tmp_path)
+    x = (2 * 15000 + 1.95) / 1e5
+    rng = np.random.default_rng(0)
+    ref = oracle.reference(program, module, module.f, (x,), rng, oracle._twin(program))
+    assert abs(float(ref.jac[0]) - (1e3 + 1 / np.cosh(x) ** 2)) < 1e-3
+    if ref.hess is not None:  # (or unchecked, where no step is both fine and exact enough)
+        assert abs(float(ref.hess) - (-2 * np.tanh(x) / np.cosh(x) ** 2)) < 0.05
+
+
 def test_the_reducer_keeps_the_failure_and_drops_the_rest(tmp_path):
     body = ["a = np.sin(x)", "b = a * 2.0", "c = square(x)", "d = b + 1.0", "return c + d"]
     program = _program(body)

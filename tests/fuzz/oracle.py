@@ -108,19 +108,29 @@ def _arguments(program: Program, rng, record) -> tuple:
     return tuple(draw(kind) for _, kind in program.params)
 
 
-def _point(program: Program, f, rng, record=None):
-    """Arguments where the program is smooth and moderate, or None."""
+def _twin(program: Program):
+    """The program's check twin (`recorder`): its `f`, recording every kink it meets."""
     namespace = dict(recorder.NAMESPACE)
     exec(compile(program.render(check=True), "<check twin>", "exec"), namespace)
+    return namespace["f"]
+
+
+def _point(program: Program, twin, rng, record=None):
+    """Arguments where the program is smooth and moderate, or None."""
     for _ in range(6):
         args = _arguments(program, rng, record)
         recorder.reset()
         with np.errstate(all="ignore"):
-            out = namespace["f"](*copy.deepcopy(args))
+            out = twin(*copy.deepcopy(args))
         if recorder.margin() < 0.03 or not np.all(np.isfinite(out)) or np.max(np.abs(out)) > 1e4:
             continue
         return args
     return None
+
+
+class KinkCrossed(Exception):
+    """A point finite differences evaluate is on another side of a kink than the point they
+    differentiate at: their quotient measures the jump, not the derivative."""
 
 
 def _replace(args: tuple, index: int, value) -> tuple:
@@ -173,9 +183,13 @@ TRUSTED_NOISE = 0.05  # the most two steps may disagree, relative to the derivat
 def first_differences(f, args: tuple) -> tuple[list | None, float]:
     """The Jacobians of f in every argument and how far they may be off, or (None, inf)
     where no step can be trusted: as `second_differences`, a step too coarse for the
-    function's curvature is refined rather than taken as the truth."""
+    function's curvature, or that crosses a kink (`KinkCrossed`), is refined rather than
+    taken as the truth."""
     for eps in JACOBIAN_STEPS:
-        jac, twice = jacobians(f, args, eps), jacobians(f, args, 2 * eps)
+        try:
+            jac, twice = jacobians(f, args, eps), jacobians(f, args, 2 * eps)
+        except KinkCrossed:
+            continue
         noise = max(
             (float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(jac, twice, strict=True)),
             default=0.0,
@@ -197,7 +211,10 @@ def second_differences(f, args: tuple, index: int) -> tuple[np.ndarray | None, f
     h=1e-4, fuzz seed 3305595): smaller steps are tried, down to where rounding takes over.
     """
     for h in HESSIAN_STEPS:
-        coarse, fine = hessian(f, args, index, h=2 * h), hessian(f, args, index, h=h)
+        try:
+            coarse, fine = hessian(f, args, index, h=2 * h), hessian(f, args, index, h=h)
+        except KinkCrossed:
+            continue
         if not (np.all(np.isfinite(coarse)) and np.all(np.isfinite(fine))):
             return None, float("inf")
         noise = float(np.max(np.abs(fine - coarse), initial=0.0))
@@ -446,13 +463,14 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         module = load(source, directory)
         f = module.f
         records = {"R": getattr(module, "Rec", None), "RD": getattr(module, "RecD", None)}
-        args = _point(program, f, rng, records)
+        twin = _twin(program)
+        args = _point(program, twin, rng, records)
     except Exception as error:
         return Outcome("failed", [Failure("program", "invalid", repr(error))])
     if args is None:
         return Outcome("skipped")
     modes = modes_for(program, program.seed) if modes is None else modes
-    ref = reference(program, module, f, args, rng)
+    ref = reference(program, module, f, args, rng, twin)
     if ref is None:
         return Outcome("skipped")
     if ref.hess is None:
@@ -468,7 +486,7 @@ def _is_record(value) -> bool:
     return isinstance(value, tuple) or dataclasses.is_dataclass(value)
 
 
-def reference(program: Program, module, f, args: tuple, rng) -> Reference | None:
+def reference(program: Program, module, f, args: tuple, rng, twin) -> Reference | None:
     # finite differences move the arguments' leaves (a record argument has three)
     leaves, treedef = sg.tree.flatten(args)
     groups, start = [], 0
@@ -479,9 +497,18 @@ def reference(program: Program, module, f, args: tuple, rng) -> Reference | None
     flat = tuple(leaves)
 
     def f_flat(*moved):
-        return f(*sg.tree.unflatten(treedef, list(moved)))
+        # the check twin computes what f computes (its kinks through the recorder), and
+        # says which side of each kink it was on
+        recorder.reset()
+        out = twin(*sg.tree.unflatten(treedef, list(moved)))
+        if recorder.decisions() != sides:
+            raise KinkCrossed
+        return out
 
     with np.errstate(all="ignore"):
+        recorder.reset()
+        twin(*copy.deepcopy(args))
+        sides = recorder.decisions()
         value = f(*copy.deepcopy(args))
         jac, noise = first_differences(f_flat, flat)
         if jac is None:
