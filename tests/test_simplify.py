@@ -147,6 +147,25 @@ def test_a_function_of_a_list_is_not_rewritten_as_arithmetic_of_it():
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
 
 
+def squares_of_a_row_of_a_list_of_lists(y):
+    rows = [[np.sum(GV_ROW), 0.1 * GV_ROW[-1], y], [1.25, np.sum(GV_ROW), np.median(GV_ROW)]]
+    s = np.var(rows[0]) + np.sum(np.square(rows[1]) * y)
+    c = np.full(3, 0.5)
+    return np.tensordot(np.diag(np.outer(c, c)), np.full(3, fill_value=s), axes=1)
+
+
+GV_ROW = np.array([0.5, -1.0, 0.25])
+
+
+def test_a_function_of_an_item_of_a_list_of_lists_is_not_rewritten_as_arithmetic_of_it():
+    """``rows[1]`` of a list of lists is a list: ``np.square(rows[1])`` is no
+    ``rows[1] * rows[1]`` (TypeError in the simplified gradient: fuzz seed 3610859)."""
+    for y in (0.3, -1.1):
+        expected = numerical_jacobian(squares_of_a_row_of_a_list_of_lists, y)
+        got = sg.grad(squares_of_a_row_of_a_list_of_lists, simplify=True)(y)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
 def test_pass_never_aliases_an_array_written_in_place():
     source = """
     def f(y):

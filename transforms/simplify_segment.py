@@ -192,16 +192,18 @@ class Segment:
         return self.atom(node, inline)
 
     def may_join(self, node: cst.BinaryOperation) -> bool:
-        """An operand of `node` may be a list: a list or tuple literal, or an item or slice
-        of one or of a name in `Context.lists` (a name itself is refused where it is read)."""
-        for side in (node.left, node.right):
-            while isinstance(side, cst.Subscript):
-                side = side.value
-            if isinstance(side, (cst.List, cst.Tuple)):
-                return True
-            if isinstance(side, cst.Name) and side.value in self.context.lists:
-                return True
-        return False
+        """An operand of `node` may be a list (`may_be_list`; a name itself is refused where
+        it is read)."""
+        return self.may_be_list(node.left) or self.may_be_list(node.right)
+
+    def may_be_list(self, node: cst.BaseExpression) -> bool:
+        """`node` may be a list: a list or tuple literal, a name in `Context.lists`, or an item
+        or slice of one (an item of a list of lists is a list)."""
+        while isinstance(node, cst.Subscript):
+            node = node.value
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return True
+        return isinstance(node, cst.Name) and node.value in self.context.lists
 
     def helper(self, node: cst.Call, name: str, inline: bool):
         """A pure runtime helper (``safe_divide(g, y)``) as an uninterpreted sympy function of
@@ -245,6 +247,8 @@ class Segment:
             raise _Unsupported
         if not is_pure(node, self.context.pure_helpers):
             raise _Unsupported
+        if isinstance(node, cst.Subscript) and self.may_be_list(node):
+            raise _Unsupported  # (``rows[1]`` may be a list: np.square of it is no L * L)
         # (parentheses set first: passes build trees without them, and two different trees
         # must not print as the same text)
         code = cst.Module(body=()).code_for_node(rewrite_tree(node, parenthesize_node))
