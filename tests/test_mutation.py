@@ -305,3 +305,41 @@ def test_elements_of_a_copy_of_an_argument_are_what_the_argument_makes_them():
                 np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
     with pytest.raises(sg.TransformError, match="'e8' is updated in place"):
         sg.grad(elements_of_a_copy_updated)(np.ones((2, 3)))
+
+
+def numbers_unpacked_from_a_flipped_roll(x, w):
+    u1, u2, u3 = np.flipud(np.roll(w, 1))
+    u3 %= 2.0  # a number: rebound, u1 unchanged
+    return u1 * x + u3 * u2
+
+
+def elements_of_a_take(v):
+    a1 = np.take(np.concatenate([v[:1], v[1:] * 0.5]), [2, 0, 0])
+    total = 0.0
+    for i4 in a1:
+        i4 -= np.var(v)
+        total = total + i4 * a1[0]
+    return total
+
+
+def rows_unpacked_from_a_flipped_matrix(W):
+    u1, u2 = np.flipud(W)
+    u2 *= 2.0
+    return np.sum(u1 * u2)
+
+
+def test_values_of_library_functions_keep_what_the_arguments_make_their_items():
+    """The first, argument-blind walk lost an argument's kind through np.roll, np.flipud,
+    np.copy and np.take, and refused updating their numbers for every argument type (fuzz
+    campaign seeds 3610433, 3610531, 3610608: false refusals); a matrix's rows are still
+    views."""
+    x, w = 0.3, np.array([0.2, 0.7, -0.4])
+    cases = ((numbers_unpacked_from_a_flipped_roll, (x, w)), (elements_of_a_take, (w,)))
+    for f, args in cases:
+        for index in range(len(args)):
+            for mode in ("reverse", "forward"):
+                got = sg.jacobian(f, wrt=index, mode=mode)(*args)
+                expected = numerical_gradient(f, args, index)
+                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    with pytest.raises(sg.TransformError, match="'u2'"):
+        sg.grad(rows_unpacked_from_a_flipped_matrix)(np.ones((2, 3)))

@@ -93,6 +93,11 @@ VIEW_FUNCTIONS = _numpy_functions(
     "dsplit flip fliplr flipud rot90 asarray_chkfinite matrix_transpose permute_dims "
     "lib.stride_tricks.as_strided lib.stride_tricks.sliding_window_view"
 )
+# view functions whose result has their first argument's rank (a view of an argument keeps
+# what the arguments make its items: `same_rank`)
+SAME_RANK_VIEWS = _numpy_functions(
+    "asarray asanyarray ascontiguousarray asfortranarray flip fliplr flipud rot90"
+)
 # builtins whose result holds no reference to their arguments
 FRESH_BUILTINS = frozenset(
     "len abs float int bool complex round range print isinstance pow divmod sum str repr "
@@ -373,6 +378,16 @@ def _stacked_rank(callee, rank: int, keywords: list) -> int | None:
     return max(rank, 2)  # vstack, row_stack, column_stack
 
 
+def same_rank(kind) -> object:
+    """The kind of a new array with the rank of a value of `kind`: an argument's (ANY) or an
+    array whose rank the arguments decide gives such an array (a 0-d one from a number, which
+    is no number: it changes in place), so the first, argument-blind walk keeps knowing that
+    its items are what the arguments make them."""
+    if isinstance(kind, int) and kind != INT:
+        return kind
+    return ARRAY if kind in (ANY, ARRAY) else None
+
+
 def library_call_kind(callee, expr: cst.Call, args: list) -> object:
     """The kind of what a NumPy or `math` function returns, given what the analysis knows of
     its positional `args` (their ``kind`` and, for containers, ``items``); None where this
@@ -396,8 +411,8 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
         return 1
     if is_in(callee, FLAT_OF_NUMBERS) and kinds and all(k in NUMBERS for k in kinds[:2]):
         return 1
-    if is_in(callee, SAME_RANK) and kinds and isinstance(kinds[0], int) and kinds[0] != INT:
-        return kinds[0]
+    if is_in(callee, SAME_RANK) and kinds:
+        return same_rank(kinds[0])
     if is_in(callee, QUANTILES) and len(kinds) == 2 and kinds[1] in NUMBERS and not keywords:
         return SCALAR
     if is_in(callee, SHAPED_CONSTRUCTORS) and expr.args:
@@ -406,7 +421,13 @@ def library_call_kind(callee, expr: cst.Call, args: list) -> object:
             return len(shape.elements) or None
         return 1 if kinds and kinds[0] == INT else None
     if callee in (np.copy, np.zeros_like, np.ones_like, np.full_like, np.empty_like) and kinds:
-        return kinds[0] if isinstance(kinds[0], int) else None
+        return same_rank(kinds[0])
+    if callee is np.take and len(args) == 2 and not keywords:  # (flattened: the indices' shape)
+        if kinds[1] == INT:
+            return SCALAR
+        if args[1].items == INT or (isinstance(kinds[1], int) and kinds[1] != INT):
+            return 1 if args[1].items == INT else kinds[1]
+        return None
     pieces = args[0].items if args else None
     if callee is np.concatenate and "axis" not in keywords:
         return pieces if pieces == ARRAY or (isinstance(pieces, int) and pieces >= 1) else None

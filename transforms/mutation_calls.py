@@ -21,6 +21,7 @@ from .in_place import (
     INT,
     MODELLED_METHODS,
     MUTATING_METHODS,
+    SAME_RANK_VIEWS,
     SCALAR,
     SHAPE_READS,
     VIEW_FUNCTIONS,
@@ -35,6 +36,7 @@ from .in_place import (
     method_kind,
     mutates_first_argument,
     operation_kind,
+    same_rank,
     user_callees,
     view_kind,
 )
@@ -111,7 +113,8 @@ class CallWalker:
             kind, items = self.user_call(callee, expr, args)
             return make(self.new_token() | every, every, kind, items)  # may return an argument
         if is_in(callee, VIEW_FUNCTIONS) or (callee is np.array and copy_is_false(expr)):
-            return Refs(every, every)
+            kind = same_rank(args[0].kind) if is_in(callee, SAME_RANK_VIEWS) and args else None
+            return Refs(every, every, kind)
         name = getattr(callee, "__name__", "")
         module = getattr(callee, "__module__", "") or ""
         positional = [r for a, r in zip(expr.args, args, strict=True) if a.keyword is None]
