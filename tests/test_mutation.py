@@ -343,3 +343,24 @@ def test_values_of_library_functions_keep_what_the_arguments_make_their_items():
                 np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
     with pytest.raises(sg.TransformError, match="'u2'"):
         sg.grad(rows_unpacked_from_a_flipped_matrix)(np.ones((2, 3)))
+
+
+def element_of_a_copy_of_either_argument_updated(x, W, c):
+    if c > 0:
+        y = np.copy(x)
+    else:
+        y = np.copy(W)
+    e = y[0]  # a number of the vector, a row (a view) of the matrix
+    e *= 2.0
+    return np.sum(y) + np.sum(x * W)
+
+
+def test_a_value_of_either_of_two_ranks_is_no_array_of_any_rank():
+    """A vector or a matrix (joined at an ``if``) is not known: its item may be a row. The
+    join was an array whose rank the arguments decide, whose items the walk with the
+    arguments' types known took for numbers: once np.copy kept an argument's kind, the
+    doubled row went unseen and the gradient in W was silently wrong (caught before it
+    landed)."""
+    x, W = np.array([0.2, 0.7, -0.4]), np.arange(6.0).reshape(2, 3) / 7
+    with pytest.raises(sg.TransformError, match="'e' is updated in place"):
+        sg.grad(element_of_a_copy_of_either_argument_updated, wrt=(0, 1))(x, W, -1.0)

@@ -273,7 +273,10 @@ def join_kinds(a, b):
         return SCALAR
     if a in IMMUTABLE and b in IMMUTABLE:
         return ANY
-    if {a, b} <= _ARRAYS:
+    if {a, b} <= _ARRAYS and ARRAY in (a, b):
+        # (an array of a rank the arguments decide stays one; two known different ranks do
+        # not make one: ARRAY's items are ANY, a number for some arguments, which a walk
+        # with the arguments' types known must never assume of a matrix's rows)
         return ARRAY
     return None
 
