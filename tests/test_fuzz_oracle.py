@@ -124,5 +124,6 @@ def test_generated_programs_run(tmp_path):
                 "V": record,
                 "R": module.Rec(0.3, record),
                 "RD": module.RecD(0.3, record),
+                "X": np.full((3, 3), 0.3),
             }
             module.f(*[values[kind] for kind in kinds])

@@ -11,8 +11,9 @@ written and read inside loops (``append``/``pop``, negative indices, ``h[i], c[i
 cell(...)``), writes into local arrays (``y[i] =``, ``y[mask] =``, ``y[1:3] +=``),
 comprehensions, globals and comments at column 0.
 
-Values are Python floats ("S") and 3-vectors ("V") built from well-conditioned operations, so
-that derivatives stay moderate; every kink goes through the recorder in the check twin. What
+Values are Python floats ("S"), 3-vectors ("V") and 3x3 matrices ("X", whose rows are views:
+``for row in X``, ``X[i]``, ``X[i][j] = s``) built from well-conditioned operations, so that
+derivatives stay moderate; every kink goes through the recorder in the check twin. What
 API.md rejects is never drawn: no argument is changed in place (a callee appending to its
 caller's list included), and an array written in place is never shared with another name or a
 container (a stored value reads it through ``.copy()``). Static knowledge (kinds, list lengths,
@@ -33,6 +34,7 @@ GLOBALS = [
     "G1 = -0.4",
     "GV = np.array([0.5, -1.0, 0.25])",
     "GL = [0.3, -0.2]",
+    "GM = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.6], [-0.4, 0.2, 0.9]])",
     "\n\nclass Rec(typing.NamedTuple):\n    a: float\n    b: np.ndarray\n    c: float = 0.5\n",
     "\n@dataclasses.dataclass(frozen=True)\nclass RecD:\n    a: float\n    b: np.ndarray\n"
     "    c: float = 0.5\n",
@@ -57,8 +59,9 @@ V_UNARY = (
 
 @dataclasses.dataclass
 class Var:
-    kind: str  # S float, V 3-vector, I int, M bool 3-vector, LS/LV list, D dict, T tuple
-    mutable: bool = False  # a V whose memory is its own: slot writes and += allowed
+    kind: str  # S float, V 3-vector, X 3x3 matrix, I int, M bool 3-vector, LS/LV list, D dict,
+    # T tuple
+    mutable: bool = False  # a V or X whose memory is its own: slot writes and += allowed
     bound: int = 0  # I: the largest value it takes
     length: int = 0  # lists: the length known to hold (the minimum)
     exact: bool = True  # lists: `length` is the exact length
@@ -188,6 +191,7 @@ class Generator:
             return self.scalar_leaf(scope)
         a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
         v = lambda: self.vector(scope, depth + 1)  # noqa: E731
+        m = lambda: self.matrix(scope, depth + 1)  # noqa: E731
         options = [
             lambda: fmt("{} + {}", a(), a()),
             lambda: fmt("{} - {}", a(), a()),
@@ -222,6 +226,17 @@ class Generator:
             # a primitive's list of arrays read as one array
             lambda: fmt("np.var(np.split({}, 3)) + np.sum(np.square(np.split({}, 3)))", v(), v()),
         ]
+        matrices = [  # (one option among the others: matrices in about half the programs)
+            lambda: fmt("np.trace({})", m()),
+            lambda: fmt("np.sum({})", m()),
+            lambda: fmt(f"({{}})[{self.index(scope, 3)}, {self.index(scope, 3)}]", m()),
+            lambda: fmt("np.sum(({}) * ({}))", m(), m()),
+            lambda: fmt("({}) @ ({}) @ ({})", v(), m(), v()),
+            lambda: fmt('np.einsum("ii->", {})', m()),
+            lambda: fmt("np.linalg.det(np.eye(3) + 0.2 * ({}))", m()),
+            lambda: fmt("np.var({})", m()),
+        ]
+        options += [lambda: self.choice(matrices)()] * 2
         lists = [n for n in self.of_kind(scope, "LS") if scope[n].length > 0]
         if lists:  # NumPy reductions of a Python list, and of one repeated (``L * 2``)
             options.append(
@@ -239,6 +254,7 @@ class Generator:
     def _vector(self, scope: dict, depth: int) -> Text:
         a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
         v = lambda: self.vector(scope, depth + 1)  # noqa: E731
+        m = lambda: self.matrix(scope, depth + 1)  # noqa: E731
         options = [
             lambda: fmt("{} + {}", v(), v()),
             lambda: fmt("{} - {}", v(), a()),
@@ -272,6 +288,19 @@ class Generator:
             # builtin sum of a vector and a number, from a start that varies
             lambda: fmt("sum([{}, {}], {})", v(), a(), a()),
         ]
+        matrices = [  # products, a row (a view), a column, reductions along an axis
+            lambda: fmt("({}) @ ({})", m(), v()),
+            lambda: fmt("({}) @ ({})", v(), m()),
+            lambda: fmt(f"({{}})[{self.index(scope, 3)}]", m()),
+            lambda: fmt(f"({{}})[:, {self.index(scope, 3)}]", m()),
+            lambda: fmt(
+                f"np.{self.choice(('sum', 'mean'))}({{}}, axis={self.rng.randrange(2)})", m()
+            ),
+            lambda: fmt("np.diag({})", m()),
+            lambda: fmt("np.linalg.solve(np.eye(3) * 3.0 + 0.2 * ({}), {})", m(), v()),
+            lambda: fmt('np.einsum("ij,j->i", {}, {})', m(), v()),
+        ]
+        options += [lambda: self.choice(matrices)()] * 2
         masks = self.of_kind(scope, "M")
         if masks:
             options.append(lambda: fmt("np.where({}, {}, {})", self.choice(masks), v(), a()))
@@ -294,13 +323,71 @@ class Generator:
             options.append(lambda: self.helper_call(scope, "V", depth))
         return self.choice(options)()
 
+    def matrix_leaf(self, scope: dict, stored: bool = False) -> Text:
+        """A matrix name (a mutable one through a copy when `stored`, as `vector_leaf`)."""
+        names = self.of_kind(scope, "X")
+        if not names or self.chance(0.25):
+            return Text.plain("GM")
+        chosen = self.choice(names)
+        return Text.plain(f"{chosen}.copy()" if stored and scope[chosen].mutable else chosen)
+
+    def matrix(self, scope: dict, depth: int = 0) -> Text:
+        outermost, self.outermost = self.outermost, False
+        try:
+            if depth >= 2 or self.chance(0.3):
+                return self.matrix_leaf(scope, stored=outermost)
+            return self._matrix(scope, depth)
+        finally:
+            self.outermost = outermost
+
+    def _matrix(self, scope: dict, depth: int) -> Text:
+        a = lambda: self.scalar(scope, depth + 1)  # noqa: E731
+        v = lambda: self.vector(scope, depth + 1)  # noqa: E731
+        m = lambda: self.matrix(scope, depth + 1)  # noqa: E731
+        options = [
+            lambda: fmt("np.outer({}, {})", v(), v()),
+            lambda: fmt("{} + {}", m(), m()),
+            lambda: fmt("({}) * ({})", m(), a()),
+            lambda: fmt("{} * {}", self.lit(), m()),
+            lambda: fmt("({}) * ({})", m(), v()),  # (broadcast along the rows)
+            lambda: fmt(self.choice(V_UNARY), m()),
+            lambda: fmt("({}).T", m()),
+            lambda: fmt("np.transpose({})", m()),
+            lambda: fmt("({}) @ ({}) / 3.0", m(), m()),
+            lambda: fmt("np.vstack([{}, {}, {}])", v(), v(), v()),
+            lambda: fmt("np.stack([{}, {}, {}], axis=1)", v(), v(), v()),
+            lambda: fmt("np.diag({})", v()),
+            lambda: kink(
+                "np.where({} > {}, {}, {})", "np.where(_gt({}, {}), {}, {})", m(), a(), m(), m()
+            ),
+            lambda: fmt("np.triu({})", m()),
+            lambda: fmt("np.tril({}, -1) + np.eye(3)", m()),
+            lambda: fmt("({})[::-1]", m()),
+            lambda: fmt("({})[:, ::-1]", m()),
+            lambda: fmt("np.eye(3) * ({}) + {}", a(), m()),
+            lambda: fmt("np.linalg.inv(np.eye(3) * 3.0 + 0.2 * ({}))", m()),
+        ]
+        return self.choice(options)()
+
     def value(self, scope: dict, kind: str, depth: int = 0) -> Text:
+        if kind == "X":
+            return self.matrix(scope, depth)
         return self.scalar(scope, depth) if kind == "S" else self.vector(scope, depth)
 
     def fresh_value(self, scope: dict, kind: str) -> Text:
         """A value that shares memory with nothing (what a mutable array starts from)."""
         if kind == "S":
             return self.scalar(scope)
+        if kind == "X":
+            return self.choice(
+                [
+                    lambda: fmt("({}) * 1.0", self.matrix(scope, 1)),
+                    lambda: fmt("np.copy({})", self.matrix_leaf(scope)),
+                    lambda: fmt("({}).copy()", self.matrix_leaf(scope)),
+                    lambda: Text.plain("np.zeros((3, 3))"),
+                    lambda: fmt("np.outer({}, {})", self.vector(scope, 1), self.vector(scope, 1)),
+                ]
+            )()
         return self.choice(
             [
                 lambda: fmt("({}) * 1.0", self.vector(scope, 1)),

@@ -103,6 +103,8 @@ def _arguments(program: Program, rng, record) -> tuple:
         if kind in ("R", "RD"):  # Rec(a, b, c), the program's NamedTuple, or its dataclass
             made = record[kind]
             return made(float(rng.uniform(-1.2, 1.2)), rng.uniform(-1.2, 1.2, 3), 0.5)
+        if kind == "X":
+            return rng.uniform(-1.2, 1.2, (3, 3))
         return rng.uniform(-1.2, 1.2, 3)
 
     return tuple(draw(kind) for _, kind in program.params)

@@ -87,13 +87,13 @@ class ProgramGenerator(IdiomStatements, Generator):
         return [
             n
             for n, v in scope.items()
-            if v.kind in ("S", "V") and not n.startswith("G") and "." not in n
+            if v.kind in ("S", "V", "X") and not n.startswith("G") and "." not in n
         ]
 
     def s_assign(self, scope, depth, loop):
-        kind = self.choice("SSV")
-        name = self.fresh(scope, "s" if kind == "S" else "a")
-        mutable = kind == "V" and self.chance(0.4)
+        kind = self.choice("SSVSSVX")
+        name = self.fresh(scope, {"S": "s", "V": "a", "X": "A"}[kind])
+        mutable = kind != "S" and self.chance(0.4)
         value = self.fresh_value(scope, kind) if mutable else self.value(scope, kind)
         if self.chance(0.1):
             value = fmt("{}  # trailing", value)
@@ -107,7 +107,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         name = self.choice(names)
         var = scope[name]
         if var.mutable:
-            return [Simple(fmt(f"{name} = {{}}", self.fresh_value(scope, "V")))]
+            return [Simple(fmt(f"{name} = {{}}", self.fresh_value(scope, var.kind)))]
         if var.kind == "S" and self.chance(0.3):
             cond = self.condition(scope)
             return [
@@ -309,16 +309,19 @@ class ProgramGenerator(IdiomStatements, Generator):
         return [Simple(text)]
 
     def s_array(self, scope, depth, loop):
-        name = self.fresh(scope, "y")
-        value = self.fresh_value(scope, "V")
-        scope[name] = Var("V", mutable=True)
+        kind = "X" if self.chance(0.25) else "V"
+        name = self.fresh(scope, "Y" if kind == "X" else "y")
+        value = self.fresh_value(scope, kind)
+        scope[name] = Var(kind, mutable=True)
         return [Simple(fmt(f"{name} = {{}}", value))]
 
     def s_array_write(self, scope, depth, loop):
-        arrays = self.of_kind(scope, "V", mutable=True)
+        arrays = self.of_kind(scope, "V", mutable=True) + self.of_kind(scope, "X", mutable=True)
         if not arrays:
             return None
         name = self.choice(arrays)
+        if scope[name].kind == "X":
+            return [Simple(self.matrix_write(scope, name))]
         masks = self.of_kind(scope, "M")
         forms = [
             lambda: fmt(f"{name}[{self.index(scope, 3)}] = {{}}", self.scalar(scope, 1)),
@@ -330,6 +333,20 @@ class ProgramGenerator(IdiomStatements, Generator):
         if masks:
             forms.append(lambda: fmt(f"{name}[{self.choice(masks)}] = {{}}", self.scalar(scope, 1)))
         return [Simple(self.choice(forms)())]
+
+    def matrix_write(self, scope, name: str) -> Text:
+        """A write into the matrix `name`: a row, an element (``Y[i][j] = s`` writes through the
+        row's view), a column, a block."""
+        i, j = self.index(scope, 3), self.index(scope, 3)
+        forms = [
+            lambda: fmt(f"{name}[{i}] = {{}}", self.vector(scope, 1)),
+            lambda: fmt(f"{name}[{i}, {j}] = {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[{i}][{j}] = {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[:, {j}] += {{}}", self.vector(scope, 1)),
+            lambda: fmt(f"{name}[{i}] *= {{}}", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[1:, :2] -= {{}}", self.scalar(scope, 1)),
+        ]
+        return self.choice(forms)()
 
     def s_mask(self, scope, depth, loop):
         masks = self.of_kind(scope, "M")
@@ -460,6 +477,37 @@ class ProgramGenerator(IdiomStatements, Generator):
             if scope[n].exact and scope[n].length > 0
         ]
         iterated = frozenset()
+        matrices = [*self.of_kind(scope, "X"), "GM"]
+        if self.chance(0.15):  # the rows of a matrix (views: ``row *= s`` writes into it)
+            e = self.fresh(scope, "e")
+            source = self.choice(matrices)
+            by = self.rng.randrange(3)
+            header = (
+                f"for {i} in {source}:",
+                f"for {e}, {i} in enumerate({source}):",
+                f"for {i}, {e} in zip({source}, {self.choice([*self.of_kind(scope, 'V'), 'GV'])}):",
+            )[by]
+            index = (
+                ((i, "V", 0),)
+                if by == 0
+                else (((e, "I", 2), (i, "V", 0)) if by == 1 else ((i, "V", 0), (e, "S", 0)))
+            )
+            trips = 3
+            # a row of a local matrix of its own is written into now and then: the matrix
+            # changes (a row of an argument's or a global's: refused)
+            row_written = source in scope and scope[source].mutable and self.chance(0.3)
+            if len({name for name, _, _ in index}) < len(index) or any(
+                n in scope for n, _, _ in index
+            ):
+                return None
+            inner_loop = Loop(trips, exits, not exits, loop.iterated if loop else frozenset())
+            body = self.loop_body(scope, depth, inner_loop, index)
+            if row_written:
+                body.insert(
+                    self.rng.randrange(len(body) + 1),
+                    Simple(fmt(f"{i} *= np.tanh({{}})", self.scalar(scope, 2))),
+                )
+            return [Block(Text.plain(header), body, inline=self.chance(0.15))]
         if form == 6:  # a list of (vector, number) pairs: ``for W, b in params``
             e = self.fresh(scope, "e")
             pairs = [fmt("({}, {})", self.vector(scope, 1), self.scalar(scope, 1)) for _ in "ab"]
@@ -662,6 +710,8 @@ class ProgramGenerator(IdiomStatements, Generator):
             params = [("dx" if k == "S" else "_t1", k) for _, k in params[:1]] + params[1:]
         if self.chance(0.15):  # a record argument (the Rec NamedTuple), read by field
             params.append(("r", self.choice(("R", "RD"))))
+        if self.chance(0.15):  # a matrix argument
+            params.append(("m", "X"))
         self.out_kind = "V" if self.chance(0.2) else "S"
         scope = {name: Var(kind) for name, kind in params if not kind.startswith("R")}
         if any(kind.startswith("R") for _, kind in params):
