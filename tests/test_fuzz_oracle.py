@@ -112,7 +112,7 @@ def test_a_hang_is_a_result():
 
 
 def test_generated_programs_run(tmp_path):
-    for seed in range(200):
+    for seed in [*range(200), 3630823]:  # (3630823: a list grown in a nested loop)
         # (from a file: a program's own gradient rules are read from their source; forgotten
         # afterwards, as the oracle forgets them)
         with registry.scratch():
@@ -127,3 +127,17 @@ def test_generated_programs_run(tmp_path):
                 "X": np.full((3, 3), 0.3),
             }
             module.f(*[values[kind] for kind in kinds])
+
+
+def test_a_loop_inside_one_that_may_not_append_may_not_either():
+    """An append in a nested loop made a list longer in the outer body's next iteration,
+    where a statement had read it at the length it knew (``GV * L2``: an invalid program,
+    fuzz seed 3630823)."""
+    from fuzz.grammar import Loop
+    from fuzz.statements import ProgramGenerator
+
+    fixed = Loop(trips=3, exits=True, grows=False)
+    assert not ProgramGenerator.may_grow(fixed, exits=False)
+    assert ProgramGenerator.may_grow(Loop(trips=3, exits=False, grows=True), exits=False)
+    assert ProgramGenerator.may_grow(None, exits=False)
+    assert not ProgramGenerator.may_grow(None, exits=True)

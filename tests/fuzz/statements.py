@@ -454,6 +454,13 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.merge(scope, *branches)
         return [statement]
 
+    @staticmethod
+    def may_grow(outer: Loop | None, exits: bool) -> bool:
+        """Whether a loop's body may append: not where it may break (the lengths after it are
+        not known), nor inside a loop that may not (a list read at a length the outer body
+        knew would be longer in its next iteration: fuzz seed 3630823, an invalid program)."""
+        return not exits and (outer is None or outer.grows)
+
     def loop_body(self, scope, depth, loop, index: tuple | None = None):
         inner = self.inner(scope)
         if loop.grows:  # a later statement of the body may append: lengths vary by iteration
@@ -500,7 +507,9 @@ class ProgramGenerator(IdiomStatements, Generator):
                 n in scope for n, _, _ in index
             ):
                 return None
-            inner_loop = Loop(trips, exits, not exits, loop.iterated if loop else frozenset())
+            inner_loop = Loop(
+                trips, exits, self.may_grow(loop, exits), loop.iterated if loop else frozenset()
+            )
             body = self.loop_body(scope, depth, inner_loop, index)
             if row_written:
                 body.insert(
@@ -562,7 +571,10 @@ class ProgramGenerator(IdiomStatements, Generator):
         if len({name for name, _, _ in index}) < len(index) or any(n in scope for n, _, _ in index):
             return None
         inner_loop = Loop(
-            trips, exits, not exits, iterated | (loop.iterated if loop else frozenset())
+            trips,
+            exits,
+            self.may_grow(loop, exits),
+            iterated | (loop.iterated if loop else frozenset()),
         )
         body = self.loop_body(scope, depth, inner_loop, index)
         header = header if isinstance(header, Text) else Text.plain(header)
@@ -583,7 +595,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         while_loop = Loop(
             None if data_dependent else limit,
             exits,
-            not exits,
+            self.may_grow(loop, exits),
             loop.iterated if loop else frozenset(),
             is_while=True,
         )
