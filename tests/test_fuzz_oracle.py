@@ -79,6 +79,18 @@ def test_a_difference_step_across_a_kink_is_refined(tmp_path):
         assert abs(float(ref.hess) - (-2 * np.tanh(x) / np.cosh(x) ** 2)) < 0.05
 
 
+def test_a_check_twin_computing_another_function_is_an_invalid_program(tmp_path):
+    # ``3.0 * (x) % 2.0`` is ``(3.0 * x) % 2.0``; the twin's ``3.0 * _mod(x, 2.0)`` is not:
+    # finite differences of the twin judged s2sgrad's right gradient wrong (fuzz seed 3706352)
+    line = Text("return 3.0 * (x) % 2.0 + x", "return 3.0 * _mod(x, 2.0) + x")
+    main = Function("def f(x):", [Simple(line)])
+    program = Program([WRONG_RULE], [], main, [("x", "S")], "S", seed=3)
+    outcome = oracle.check(program, tmp_path, ("grad",))
+    assert [(f.kind, f.detail.split(":")[0]) for f in outcome.failures] == [
+        ("invalid", "TwinMismatch")
+    ]
+
+
 def test_the_reducer_keeps_the_failure_and_drops_the_rest(tmp_path):
     body = ["a = np.sin(x)", "b = a * 2.0", "c = square(x)", "d = b + 1.0", "return c + d"]
     program = _program(body)

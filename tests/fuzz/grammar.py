@@ -210,7 +210,9 @@ class Generator:
             lambda: fmt("({} if {} else {})", a(), self.condition(scope), a()),
             lambda: fmt("np.sum({} * {})", v(), v()),
             lambda: fmt("np.sum(({})[1:] * ({})[:-1])", v(), v()),
-            lambda: kink("({}) % 2.0", "_mod({}, 2.0)", a()),
+            # (parenthesized whole: ``v * (k) % 2.0`` is ``(v * k) % 2.0``, the twin's
+            # ``v * _mod(k, 2.0)`` another function: fuzz seed 3706352)
+            lambda: kink("(({}) % 2.0)", "_mod({}, 2.0)", a()),
             # assembling functions (moved elements, keyword arguments that vary)
             lambda: fmt("np.tensordot({}, {}, axes=1)", v(), v()),
             lambda: fmt("np.sum(np.diff({}) ** 2)", v()),

@@ -130,6 +130,11 @@ def _point(program: Program, twin, rng, record=None):
     return None
 
 
+class TwinMismatch(Exception):
+    """The check twin computes another function than the program: finite differences of it
+    would judge s2sgrad against the wrong function (a bug of the grammar)."""
+
+
 class KinkCrossed(Exception):
     """A point finite differences evaluate is on another side of a kink than the point they
     differentiate at: their quotient measures the jump, not the derivative."""
@@ -472,7 +477,10 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
     if args is None:
         return Outcome("skipped")
     modes = modes_for(program, program.seed) if modes is None else modes
-    ref = reference(program, module, f, args, rng, twin)
+    try:
+        ref = reference(program, module, f, args, rng, twin)
+    except TwinMismatch as error:
+        return Outcome("failed", [Failure("program", "invalid", f"TwinMismatch: {error}")])
     if ref is None:
         return Outcome("skipped")
     if ref.hess is None:
@@ -509,9 +517,11 @@ def reference(program: Program, module, f, args: tuple, rng, twin) -> Reference 
 
     with np.errstate(all="ignore"):
         recorder.reset()
-        twin(*copy.deepcopy(args))
+        twinned = twin(*copy.deepcopy(args))
         sides = recorder.decisions()
         value = f(*copy.deepcopy(args))
+        if not np.allclose(twinned, value, rtol=1e-12, atol=1e-12, equal_nan=True):
+            raise TwinMismatch(f"the check twin computes {twinned!r}, the program {value!r}")
         jac, noise = first_differences(f_flat, flat)
         if jac is None:
             return None
