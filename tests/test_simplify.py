@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from numerical import numerical_jacobian
+from numerical import numerical_gradient, numerical_jacobian
 from s2sgrad.transforms.codegen import Parenthesize
 from s2sgrad.transforms.simplify import simplify
 
@@ -164,6 +164,26 @@ def test_a_function_of_an_item_of_a_list_of_lists_is_not_rewritten_as_arithmetic
         expected = numerical_jacobian(squares_of_a_row_of_a_list_of_lists, y)
         got = sg.grad(squares_of_a_row_of_a_list_of_lists, simplify=True)(y)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+def squashed_after_a_loop(v, y, w):
+    for _ in reversed(range(3)):
+        y /= 1.0 + (np.sum(0.5 * w)) ** 2
+    y *= np.tanh(y)
+    return y / (1.0 + y**2)
+
+
+def test_forms_sympy_factors_over_the_complex_numbers_are_not_chosen():
+    """sympy.simplify wrote (y**2 * t**2 + 1)**2 as (I*y*t - 1)**2 * (I*y*t + 1)**2: a crash
+    in the pass's cost (TypeError: Cannot convert complex to float, fuzz seed 3704449), and
+    code computing with complex numbers had it been chosen."""
+    v, w = np.array([0.1, 0.2, 0.3]), np.array([0.5, -0.3, 0.8])
+    for y in (0.4, -1.3):
+        got = sg.grad(squashed_after_a_loop, wrt=(1, 2), simplify=True)(v, y, w)
+        for index, part in zip((1, 2), got, strict=True):
+            expected = numerical_gradient(squashed_after_a_loop, (v, y, w), index)
+            assert np.isrealobj(part)
+            np.testing.assert_allclose(part, expected, rtol=1e-6, atol=1e-9)
 
 
 def test_pass_never_aliases_an_array_written_in_place():

@@ -359,7 +359,15 @@ class Segment:
                 candidates.append(rewrite(expr))
             except Exception:  # sympy gives up on some expressions in many ways: keep ours
                 continue
-        safe = [c for c in candidates if {self.symbol_name(s) for s in c.free_symbols} >= names]
+        # (sympy.simplify may factor over the complex numbers: (y**2 * t**2 + 1)**2 came back
+        # as (I*y*t - 1)**2 * (I*y*t + 1)**2, fuzz seed 3704449; code computing it would be
+        # complex, and a real input's derivative is real)
+        safe = [
+            c
+            for c in candidates
+            if {self.symbol_name(s) for s in c.free_symbols} >= names
+            and not c.has(sp.I, sp.zoo, sp.nan, sp.oo, -sp.oo)
+        ]
         return min(safe, key=lambda c: shared_cost(sp, c)) if safe else None
 
 
