@@ -616,14 +616,18 @@ def _as_record(adjoint, record):
 
 
 def snapshot(value):
-    """`value` as it is now, unaffected by later in-place changes to it (an array or a
-    container that the adjoint sweep restores slot by slot, or pops and appends to)."""
+    """`value` as it is now, unaffected by later in-place changes to it or to what it views
+    or holds (an array or a container that the adjoint sweep restores slot by slot, or pops
+    and appends to)."""
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, list):
         return [snapshot(item) for item in value]
     if isinstance(value, dict):
         return {key: snapshot(item) for key, item in value.items()}
+    if isinstance(value, tuple):  # (a tuple holds arrays that may change: copies of them)
+        items = [snapshot(item) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
 
 

@@ -234,3 +234,45 @@ def test_has_aux_checks_the_pair_at_the_call():
         sg.grad(returns_a_callees_triple, has_aux=True)(1.5)
     with pytest.raises(TypeError, match="pair"):
         sg.grad(returns_a_callees_value, has_aux=True)(1.5)
+
+
+def flipped_after_a_slot_update(x):
+    y = np.full(3, 0.5)
+    y[1] += x
+    return np.flipud(y)  # a view of y
+
+
+def loss_and_a_view(x):
+    y = np.full(3, 0.5)
+    y[1] += x
+    return np.sum(y * y), np.flipud(y)
+
+
+def loss_and_held(x):
+    y = np.full(3, 0.5)
+    y[1] += x
+    return np.sum(y * y), ({"y": y}, (y[::-1], 2.0))
+
+
+def test_a_value_or_aux_sharing_what_the_adjoint_sweep_puts_back_is_as_computed():
+    """The adjoint sweep puts back the slots the function overwrote (``y[1] += x``): a
+    value that is a view of y (``np.flipud(y)``), or an aux that views or holds it, came
+    back with y's old slot, silently (value_and_grad, fuzz seed 3801839; has_aux found
+    while fixing it)."""
+    x = 0.3
+    want = flipped_after_a_slot_update(x)
+    value, gradient = sg.value_and_grad(flipped_after_a_slot_update)(x)
+    np.testing.assert_allclose(value, want)
+    np.testing.assert_allclose(gradient, 1.0)  # (the sum of the value: its middle slot)
+    (value, aux), gradient = sg.value_and_grad(loss_and_a_view, has_aux=True)(x)
+    np.testing.assert_allclose(aux, want)
+    np.testing.assert_allclose(
+        gradient, numerical_gradient(lambda t: loss_and_a_view(t)[0], (x,), 0)
+    )
+    for transform in (sg.grad, sg.value_and_grad):
+        result = transform(loss_and_held, has_aux=True)(x)
+        aux = result[1] if transform is sg.grad else result[0][1]
+        held, (view, two) = aux
+        np.testing.assert_allclose(held["y"], [0.5, 0.8, 0.5])
+        np.testing.assert_allclose(view, [0.5, 0.8, 0.5])
+        assert two == 2.0

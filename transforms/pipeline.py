@@ -191,7 +191,13 @@ def generate_gradient(
     else:
         seed = namer.fresh("cotangent") if spec.seeded else None
         reverse_spec = ReverseSpec(
-            analysis.entry, spec.wrt, spec.wrt_is_tuple, spec.with_value, containers, seed
+            analysis.entry,
+            spec.wrt,
+            spec.wrt_is_tuple,
+            spec.with_value,
+            containers,
+            seed,
+            analysis.aux,
         )
         checks = ()
         if analysis.aux is None and not (spec.seeded or spec.given):  # sg.grad of a user's

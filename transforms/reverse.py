@@ -56,6 +56,7 @@ class ReverseSpec:
     with_value: bool
     containers: frozenset[str] = frozenset()  # parameters holding dicts, lists or tuples
     seed: str | None = None  # a parameter holding the output's adjoint (a VJP), else 1.0
+    aux: str | None = None  # with has_aux: the name holding aux, returned as computed
 
 
 @dataclasses.dataclass
@@ -85,7 +86,11 @@ def reverse(
     goes through `match_shape`, which gives a real input the real part of its adjoint."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
     sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
-    output, keep = _kept_value(nf, activity, sweeps, namer) if spec.with_value else (nf.output, [])
+    output, keep = nf.output, []
+    if spec.with_value:
+        output, keep = _kept_value(nf, activity, sweeps, namer, nf.output)
+    if spec.aux is not None:  # (kept under its own name, which attach_aux returns)
+        keep += _kept_value(nf, activity, sweeps, namer, cst.Name(spec.aux), rebind=True)[1]
     returned = _gradients(spec, sweeps.adjoints, output, complex_possible)
     body = [
         *sweeps.primal,
@@ -107,12 +112,19 @@ def reverse(
     return funcdef, sweeps.callees
 
 
-def _kept_value(nf: NormalForm, activity: Activity, sweeps: Sweeps, namer: Namer):
+def _kept_value(
+    nf: NormalForm,
+    activity: Activity,
+    sweeps: Sweeps,
+    namer: Namer,
+    output: cst.BaseExpression,
+    rebind: bool = False,
+):
     """The output's value as the primal sweep left it, and the statement keeping it: the
     adjoint sweep pops loop values back into their names and undoes slot writes, appends and
-    pops, so a name the adjoint sweep assigns or a container it changes is kept first (a
-    container as a copy)."""
-    output = nf.output
+    pops, so a name the adjoint sweep assigns is kept first, and where the function changes
+    anything in place, a copy of the value (`snapshot`: it may be, view or hold what the
+    adjoint sweep changes back). `rebind`: kept under its own name."""
     if not isinstance(output, cst.Name):
         return output, []
     mutated = {
@@ -123,10 +135,14 @@ def _kept_value(nf: NormalForm, activity: Activity, sweeps: Sweeps, namer: Namer
     assigned = AssignedNames()
     for line in sweeps.adjoint:
         visit(line, assigned)
-    if output.value not in mutated and output.value not in assigned.names:
+    # whatever the function changes in place, the value may hold or view: ``return
+    # np.flipud(y1)`` after ``y1[1] += x`` came back with y1's slot as the adjoint sweep put
+    # it back (fuzz seed 3801839), and so did an aux holding y1 in a tuple or a dict
+    changed = bool(mutated)
+    if not changed and output.value not in assigned.names:
         return output, []
-    value = cst.Name(namer.fresh("value"))
-    kept = call("snapshot", output) if output.value in mutated else output
+    value = output if rebind else cst.Name(namer.fresh("value"))
+    kept = call("snapshot", output) if changed else output
     return value, [cst.SimpleStatementLine((cst.Assign((cst.AssignTarget(value),), kept),))]
 
 
