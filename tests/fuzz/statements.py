@@ -511,11 +511,8 @@ class ProgramGenerator(IdiomStatements, Generator):
                 trips, exits, self.may_grow(loop, exits), loop.iterated if loop else frozenset()
             )
             body = self.loop_body(scope, depth, inner_loop, index)
-            if row_written:
-                body.insert(
-                    self.rng.randrange(len(body) + 1),
-                    Simple(fmt(f"{i} *= np.tanh({{}})", self.scalar(scope, 2))),
-                )
+            if row_written:  # (first: the body may rebind the name, to a read-only view too)
+                body.insert(0, Simple(fmt(f"{i} *= np.tanh({{}})", self.scalar(scope, 2))))
             return [Block(Text.plain(header), body, inline=self.chance(0.15))]
         if form == 6:  # a list of (vector, number) pairs: ``for W, b in params``
             e = self.fresh(scope, "e")
