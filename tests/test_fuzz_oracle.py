@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 from fuzz import oracle
+from fuzz.campaign import class_of
 from fuzz.program import Block, Function, Program, Simple, Text
 from fuzz.reduce import reduce
 from fuzz.runner import Worker
 from fuzz.statements import generate
 from s2sgrad.runtime import registry
+
+import s2sgrad as sg
 
 WRONG_RULE = """
 import s2sgrad as sg
@@ -155,3 +158,23 @@ def test_a_loop_inside_one_that_may_not_append_may_not_either():
     assert ProgramGenerator.may_grow(Loop(trips=3, exits=False, grows=True), exits=False)
     assert ProgramGenerator.may_grow(None, exits=False)
     assert not ProgramGenerator.may_grow(None, exits=True)
+
+
+def test_a_refusal_pointing_into_generated_code_is_a_crash():
+    # a second-order mode transforms the code the first order generated: a refusal located
+    # there is the compiler failing on its own output, no answer to the program's author, and
+    # the oracle counted it as a clear refusal (a hessian through a callee's loop writing
+    # y[i] in a branch: "no gradient registered for dy_3[...] ... (used at <s2sgrad ...>)")
+    inside = [
+        sg.TransformError("'y' is written into here", "<s2sgrad dfdx (guarded) #7>", 27, 8),
+        LookupError("no gradient registered for dy_3[...] (used at <s2sgrad _fwd_g #1>:62:13)"),
+    ]
+    placed = [
+        sg.TransformError("'y' is written into here", "/tmp/fuzz_program_1_2.py", 5, 4),
+        LookupError("no gradient registered for numpy.interp (used at /tmp/p.py:3:12)"),
+        LookupError("no gradient registered for numpy.fft.fft"),
+    ]
+    assert all(oracle._refused_inside_generated_code(error) for error in inside)
+    assert not any(oracle._refused_inside_generated_code(error) for error in placed)
+    failure = oracle.Failure("hessian", "crash", f"{oracle.REFUSED_INSIDE}LookupError: x", "")
+    assert class_of(failure)[:2] == ("crash", "refused inside generated code")

@@ -21,10 +21,9 @@ from .statements import generate
 def class_of(failure: oracle.Failure) -> tuple:
     """What makes two failures the same bug class (the mode only where it is the clue)."""
     if failure.kind == "rejected":
-        message = failure.detail.split(": ", 1)[-1]
-        message = re.sub(r"<[^>]*>:\d+:\d+: |\S+:\d+:\d+: ?|\(used at [^)]*\)", "", message)
-        message = re.sub(r"'[^']*'", "'…'", message).split(": write")[0]
-        return ("rejected", message[:90])
+        return ("rejected", _refusal(failure.detail))
+    if failure.kind == "crash" and failure.detail.startswith(oracle.REFUSED_INSIDE):
+        return ("crash", "refused inside generated code", _refusal(failure.detail))
     if failure.kind == "crash":
         where = "generated code" if failure.where.startswith("generated:") else failure.where
         return ("crash", failure.detail.split(":")[0], where)
@@ -32,6 +31,13 @@ def class_of(failure: oracle.Failure) -> tuple:
         return (failure.kind, failure.detail.split("(")[0][:60])
     second = failure.mode in oracle.SECOND_ORDER
     return (failure.kind, "second order" if second else "first order")
+
+
+def _refusal(detail: str) -> str:
+    """A refusal's message without its places and the names in it: its class."""
+    message = detail.removeprefix(oracle.REFUSED_INSIDE).split(": ", 1)[-1]
+    message = re.sub(r"<[^>]*>:\d+:\d+: |\S+:\d+:\d+: ?|\(used at [^)]*\)", "", message)
+    return re.sub(r"'[^']*'", "'…'", message).split(": write")[0][:90]
 
 
 @dataclasses.dataclass

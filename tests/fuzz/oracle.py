@@ -43,6 +43,7 @@ MODES = (
     "grad_simplified",
 )
 SECOND_ORDER = ("hessian", "hvp", "grad_of_grad")
+REFUSED_INSIDE = "refused inside s2sgrad's generated code: "  # a crash's detail, then the error
 _modules = itertools.count()
 # The judge tells a crash inside the compiler from the program's own error by the compiler's
 # frames, which s2sgrad hides from users (s2sgrad/traceback_filter.py): keep every frame, here
@@ -432,12 +433,32 @@ def _run(mode: str, f, ref: Reference, rng) -> Failure | None:
     except Mismatch as mismatch:
         return Failure(mode, mismatch.kind, str(mismatch))
     except (sg.TransformError, LookupError) as error:
-        if type(error) in (sg.TransformError, LookupError):  # not KeyError, IndexError
-            return Failure(mode, "rejected", f"{type(error).__name__}: {str(error)[:300]}")
-        return _crash(mode, error)
+        if type(error) not in (sg.TransformError, LookupError):  # KeyError, IndexError
+            return _crash(mode, error)
+        if _refused_inside_generated_code(error):
+            return Failure(
+                mode,
+                "crash",
+                f"{REFUSED_INSIDE}{type(error).__name__}: {str(error)[:300]}",
+                "generated code",
+            )
+        return Failure(mode, "rejected", f"{type(error).__name__}: {str(error)[:300]}")
     except Exception as error:
         return _crash(mode, error)
     return None
+
+
+def _refused_inside_generated_code(error: Exception) -> bool:
+    """A refusal that points into code s2sgrad generated, not into the program.
+
+    A clear refusal names the user's construct at the user's line (API.md). A second-order
+    mode transforms the code the first order generated, and a refusal located there (or a
+    missing rule "used at" a generated line) is the compiler failing on its own output: the
+    program was accepted at first order, so the refusal is no answer the user can act on.
+    """
+    if isinstance(error, sg.TransformError):
+        return str(error.filename).startswith("<")
+    return "(used at <" in str(error)
 
 
 def _crash(mode: str, error: BaseException) -> Failure:
