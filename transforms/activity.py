@@ -14,6 +14,7 @@ import dataclasses
 import operator
 
 import libcst as cst
+import numpy as np
 
 from .anf import NormalForm
 from .errors import TransformError
@@ -27,6 +28,7 @@ from .operations import (
     SETITEM,
     Classifier,
     Operation,
+    evaluate_spelling,
     is_append,
     names_in,
 )
@@ -56,9 +58,20 @@ class Activity:
 
 
 def analyze_activity(
-    nf: NormalForm, classifier: Classifier, wrt: tuple[str, ...], mode: str = "reverse"
+    nf: NormalForm,
+    classifier: Classifier,
+    wrt: tuple[str, ...],
+    mode: str = "reverse",
+    generated: bool = False,
 ) -> Activity:
     """Find the active values of `nf` for derivatives with respect to `wrt`.
+
+    `generated`: `nf` is code s2sgrad generated, transformed again (a higher order). Its
+    subscripts index by position, slot or key, values no derivative flows through, even
+    where this analysis cannot tell them from a varied value: a position the forward half of
+    a split callee saved, handed to its backward half inside one tuple with the values, is
+    varied as a whole (`_Positions` follows tuples within one function, not through a
+    parameter). Only an index-making object (``np.r_[...]``) is still checked there.
 
     Raises:
         LookupError: an active value is computed by a callable that has no gradient rule.
@@ -102,7 +115,8 @@ def analyze_activity(
     active = frozenset(varied & useful)
     for _, op in operations:
         if op.differentiable and any(t in useful and t in varied for t in op.targets):
-            _check_index(op, nf, varied)
+            if not generated or _makes_an_index(op, classifier):
+                _check_index(op, nf, varied)
         if op.differentiable and any(t in active for t in op.targets):
             _check_rule(op, nf, mode)
             _check_defined(op, nf, active)
@@ -276,6 +290,17 @@ def _index_names(op: Operation) -> list[str]:
     for element in op.index:
         read_names(element.slice, names)
     return names
+
+
+_INDEX_MAKERS = (np.r_, np.c_, np.mgrid, np.ogrid, np.s_, np.index_exp)
+
+
+def _makes_an_index(op: Operation, classifier: Classifier) -> bool:
+    """``np.r_[x, 1.0]`` and its kin: a subscript whose "index" is data, not a position."""
+    if op.primitive is not operator.getitem or not op.args:
+        return False
+    found, base = evaluate_spelling(op.args[0], classifier.namespace)
+    return found and any(base is maker for maker in _INDEX_MAKERS)
 
 
 def _check_index(op: Operation, nf: NormalForm, varied: set) -> None:

@@ -135,7 +135,8 @@ def analyze(
     }
     local_names = frozenset(resolution.locals) | set(nf.line_of) | assigned
     classifier = Classifier(registry, namespace, local_names)
-    activity = analyze_activity(nf, classifier, spec.wrt, spec.mode)
+    generated = parsed.filename.startswith("<s2sgrad")  # a higher order: our own output
+    activity = analyze_activity(nf, classifier, spec.wrt, spec.mode, generated)
     _show(debug, "activity", f"active: {', '.join(sorted(activity.active)) or '(none)'}")
     if spec.mode == "forward":
         entry = namer.fresh(f"jvp_{parsed.name}")

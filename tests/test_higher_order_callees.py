@@ -1,0 +1,75 @@
+"""Second derivatives through a user function the first order split into a forward half and a
+backward half: the positions the forward half saves (a loop's index arithmetic in a branch, an
+index computed from the data) reach the backward half inside the one tuple it is handed, and
+the second transform took them for values that depend on the input: "no gradient registered
+for dy_3[...] with an index that depends on the differentiated input", located in generated
+code (a refusal the fuzz oracle now counts as a crash). Checked against second differences of
+the function itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+X = np.array([0.5, 1.2, -0.7])
+
+
+def scaled_at_the_largest(x):
+    y = x.copy()
+    for _ in range(2):
+        k = int(np.argmax(y))  # a position computed from the data, saved for the backward half
+        y[k] = y[k] * 0.5 + np.sin(y[k])
+    return y**2
+
+
+def chained_in_a_branch(x):
+    y = x.copy()
+    for i in range(1, 3):
+        if y[i - 1] > 0:  # i - 1 is computed in a branch: saved, not recomputed
+            y[i] = y[i] * y[i - 1]
+        else:
+            y[i] = np.sin(y[i]) + y[i - 1]
+    return y**2
+
+
+def calls_scaled_at_the_largest(x):
+    return np.sum(scaled_at_the_largest(x))
+
+
+def calls_chained_in_a_branch(x):
+    return np.sum(chained_in_a_branch(x))
+
+
+def _second_differences(f, x, h=1e-4):
+    n = x.size
+    hessian = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            ei, ej = np.eye(n)[i] * h, np.eye(n)[j] * h
+            hessian[i, j] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (
+                4 * h * h
+            )
+    return hessian
+
+
+@pytest.mark.parametrize("f", [calls_scaled_at_the_largest, calls_chained_in_a_branch])
+def test_second_order_through_a_callee_indexing_by_saved_positions(f):
+    want = _second_differences(f, X)
+    np.testing.assert_allclose(sg.hessian(f)(X), want, rtol=1e-5, atol=1e-5)
+    v = np.array([0.3, -1.0, 2.0])
+    np.testing.assert_allclose(sg.hvp(f)(X, v), want @ v, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(sg.grad(sg.grad(f))(X), want.sum(axis=0), rtol=1e-5, atol=1e-5)
+
+
+def mixes_an_index_maker(x, w):
+    return np.sum(np.r_[w, 1.0] * x)
+
+
+def test_an_index_maker_in_generated_code_is_still_refused():
+    # np.r_[w, 1.0] is data, not a position: differentiating the generated gradient with
+    # respect to w must not treat it as an index (its derivative is not zero)
+    with pytest.raises(LookupError, match=r"np\.r_\[\.\.\.\] with an index"):
+        sg.grad(sg.grad(mixes_an_index_maker, wrt=0), wrt=1)(np.ones(3), np.ones(2))
