@@ -73,3 +73,42 @@ def test_an_index_maker_in_generated_code_is_still_refused():
     # respect to w must not treat it as an index (its derivative is not zero)
     with pytest.raises(LookupError, match=r"np\.r_\[\.\.\.\] with an index"):
         sg.grad(sg.grad(mixes_an_index_maker, wrt=0), wrt=1)(np.ones(3), np.ones(2))
+
+
+def _sin_sum(x):
+    return np.sum(np.sin(x) * x)
+
+
+_gradient_of_sin_sum = sg.grad(_sin_sum)
+_hessian_of_sin_sum = sg.hessian(_sin_sum)
+
+
+def newton_step(x):
+    return np.sum(x - 0.1 * _gradient_of_sin_sum(x))
+
+
+def hessian_trace(x):
+    return np.trace(_hessian_of_sin_sum(x))
+
+
+@pytest.mark.parametrize("f", [newton_step, hessian_trace])
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f: sg.grad(f)(X),
+        lambda f: sg.jvp(f, (X,), (np.ones(3),)),
+        lambda f: sg.jacobian(f, mode="forward")(X),
+    ],
+    ids=["grad", "jvp", "jacobian"],
+)
+def test_calling_a_generated_derivative_inside_a_differentiated_function_is_refused_there(
+    f, transform
+):
+    # the generated function is a dispatcher picking compiled code at run time: it was inlined
+    # and refused inside s2sgrad's own text ("<s2sgrad dispatcher dfdx #1>:5:12: calling 'fn',
+    # a function given as a value"), or looked up as a library function with no rule
+    _gradient_of_sin_sum(X)  # (whether or not it ran before)
+    with pytest.raises(sg.TransformError, match="a derivative s2sgrad generated") as caught:
+        transform(f)
+    assert caught.value.filename == __file__
+    assert caught.value.lineno == f.__code__.co_firstlineno + 1

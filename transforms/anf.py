@@ -782,6 +782,7 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         func = expr.func
         if isinstance(func, cst.Name) and func.value in self.nested:
             return self.inline_nested(func.value, expr)
+        self.refuse_generated_callee(expr)
         inlined = self.inline_call(expr)
         if inlined is not None:
             return inlined

@@ -162,6 +162,25 @@ class CalleeInlining:
         self.constant_sources: dict[str, tuple] = {}
         self.caller_namespace = self.resolution.namespace()
 
+    def refuse_generated_callee(self, call: cst.Call) -> None:
+        """A TransformError at `call` when it calls a function s2sgrad generated
+        (``g = sg.grad(f)``, then ``g(x)`` in the function being differentiated): what `g`
+        runs is a dispatcher picking compiled code at run time, and its reverse-mode
+        derivative is not supported yet; the refusal names what to write instead."""
+        func = call.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        fn = self.resolution.function_of(func)
+        if fn is None or getattr(fn, "__wrapped_transform__", None) is None:
+            return
+        raise self.parsed.error(
+            call,
+            f"calling {fn.__name__}, a derivative s2sgrad generated, inside a function being "
+            f"differentiated is not supported yet: differentiate the original function again "
+            f"instead (sg.hessian(f), sg.hvp(f) or sg.grad(sg.grad(f)) for the derivative of "
+            f"a gradient)",
+        )
+
     def inline_call(self, call: cst.Call) -> cst.Name | None:
         """The value of `call`, a call of a user function written out here, or None when it
         stays a call (see the module docstring)."""
