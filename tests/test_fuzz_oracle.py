@@ -178,3 +178,34 @@ def test_a_refusal_pointing_into_generated_code_is_a_crash():
     assert not any(oracle._refused_inside_generated_code(error) for error in placed)
     failure = oracle.Failure("hessian", "crash", f"{oracle.REFUSED_INSIDE}LookupError: x", "")
     assert class_of(failure)[:2] == ("crash", "refused inside generated code")
+
+
+def test_the_mixed_second_derivative_is_checked_against_second_differences(tmp_path):
+    # d/dw of the gradient in x: generated code transformed again with respect to a value
+    # the first transform held constant (a mode of its own; the others differentiate twice
+    # with respect to the same argument)
+    block, noise = oracle.second_differences(lambda x, w: x**2 * w**3, (0.5, 1.2), 0, 1)
+    assert abs(float(block) - 2 * 0.5 * 3 * 1.2**2) < 1e-6 and noise < 1e-6
+    vector, _ = oracle.second_differences(
+        lambda x, w: np.sum(x * w**2), (np.ones(3), np.array([1.0, 2.0, 3.0])), 0, 1
+    )
+    np.testing.assert_allclose(vector, np.diag([2.0, 4.0, 6.0]), atol=1e-6)
+
+    def function(header, line):
+        return Function(header, [Simple(Text.plain(line))])
+
+    twice = [  # a primitive whose rules say 3 where its derivative is 2
+        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
+        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
+        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
+    ]
+
+    def two(line):
+        main = function("def f(x, w):", line)
+        return Program([], twice, main, [("x", "S"), ("w", "S")], "S", seed=3)
+
+    right = oracle.check(two("return np.sin(x * w) + x * w * w"), tmp_path)
+    assert right.status == "ok", [str(f) for f in right.failures]
+    assert "grad_of_grad_mixed" in right.modes
+    wrong = oracle.check(two("return twice(x) * w"), tmp_path, ("grad_of_grad_mixed",))
+    assert [(f.mode, f.kind) for f in wrong.failures] == [("grad_of_grad_mixed", "wrong")]

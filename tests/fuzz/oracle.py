@@ -39,10 +39,11 @@ MODES = (
     "hessian",
     "hvp",
     "grad_of_grad",
+    "grad_of_grad_mixed",
     "grad_unoptimized",
     "grad_simplified",
 )
-SECOND_ORDER = ("hessian", "hvp", "grad_of_grad")
+SECOND_ORDER = ("hessian", "hvp", "grad_of_grad", "grad_of_grad_mixed")
 REFUSED_INSIDE = "refused inside s2sgrad's generated code: "  # a crash's detail, then the error
 _modules = itertools.count()
 # The judge tells a crash inside the compiler from the program's own error by the compiler's
@@ -164,8 +165,11 @@ def jacobians(f, args: tuple, eps: float = 1e-6) -> list:
     return result
 
 
-def hessian(f, args: tuple, index: int, h: float = 1e-4) -> np.ndarray:
-    """The Hessian of sum(f) in args[index], by second central differences."""
+def hessian(f, args: tuple, index: int, h: float = 1e-4, other: int | None = None) -> np.ndarray:
+    """The Hessian of sum(f) in args[index], by second central differences; with `other`,
+    its mixed block in args[index] and args[other] (shape: both shapes)."""
+    if other is not None and other != index:
+        return _mixed_hessian(f, args, index, other, h)
     base = np.array(args[index], dtype=float)
     n = base.size
     total = lambda x: float(np.sum(f(*_replace(copy.deepcopy(args), index, x.reshape(base.shape)))))  # noqa: E731
@@ -181,6 +185,26 @@ def hessian(f, args: tuple, index: int, h: float = 1e-4) -> np.ndarray:
                 + total(flat - ei - ej)
             ) / (4 * h * h)
     return H.reshape(base.shape + base.shape)
+
+
+def _mixed_hessian(f, args: tuple, a: int, b: int, h: float) -> np.ndarray:
+    first, second = np.array(args[a], dtype=float), np.array(args[b], dtype=float)
+
+    def total(x, y) -> float:
+        moved = _replace(_replace(copy.deepcopy(args), a, x.reshape(first.shape)), b, y)
+        return float(np.sum(f(*moved)))
+
+    x0, y0 = first.ravel(), second.ravel()
+    H = np.zeros((x0.size, y0.size))
+    for i in range(x0.size):
+        for j in range(y0.size):
+            ei, ej = np.eye(x0.size)[i] * h, np.eye(y0.size)[j] * h
+            moves = [(x0 + ei, y0 + ej), (x0 + ei, y0 - ej), (x0 - ei, y0 + ej), (x0 - ei, y0 - ej)]
+            plus_plus, plus_minus, minus_plus, minus_minus = (
+                total(x, y.reshape(second.shape)) for x, y in moves
+            )
+            H[i, j] = (plus_plus - plus_minus - minus_plus + minus_minus) / (4 * h * h)
+    return H.reshape(first.shape + second.shape)
 
 
 JACOBIAN_STEPS = (1e-6, 1e-7, 1e-8)
@@ -208,9 +232,11 @@ def first_differences(f, args: tuple) -> tuple[list | None, float]:
     return None, float("inf")
 
 
-def second_differences(f, args: tuple, index: int) -> tuple[np.ndarray | None, float]:
-    """The Hessian of sum(f) in args[index] and how far it may be off, or (None, inf) where
-    no step can be trusted.
+def second_differences(
+    f, args: tuple, index: int, other: int | None = None
+) -> tuple[np.ndarray | None, float]:
+    """The Hessian of sum(f) in args[index] (with `other`, its mixed block in args[index] and
+    args[other]) and how far it may be off, or (None, inf) where no step can be trusted.
 
     Second differences at steps h and 2h, extrapolated (Richardson): their truncation error
     alone was 3e-4 of a steep Hessian, the tolerance; what is left of it is noise. Where the
@@ -220,7 +246,8 @@ def second_differences(f, args: tuple, index: int) -> tuple[np.ndarray | None, f
     """
     for h in HESSIAN_STEPS:
         try:
-            coarse, fine = hessian(f, args, index, h=2 * h), hessian(f, args, index, h=h)
+            coarse = hessian(f, args, index, h=2 * h, other=other)
+            fine = hessian(f, args, index, h=h, other=other)
         except KinkCrossed:
             continue
         if not (np.all(np.isfinite(coarse)) and np.all(np.isfinite(fine))):
@@ -247,6 +274,11 @@ class Reference:
     hess_noise: float = 0.0  # how far the Hessian's two difference steps disagree
     groups: list = dataclasses.field(default_factory=list)  # per argument: its leaves' indices
     leaves: tuple = ()  # the arguments' leaves (sg.tree), which finite differences move
+    # the mixed second derivative: of sum(f) in args[wrt] and args[mixed_wrt], another plain
+    # argument (None where there is none, or no step can tell it)
+    mixed_wrt: int | None = None
+    mixed: np.ndarray | None = None
+    mixed_noise: float = 0.0
 
     @property
     def wrt_leaf(self) -> int:
@@ -370,9 +402,10 @@ def _mode_jacobian(mode):
     return run
 
 
-def _hess_tol(ref) -> float:
-    scale = max(1.0, float(np.max(np.abs(ref.hess))), float(np.max(np.abs(ref.value))))
-    return 3e-4 * scale + ref.hess_noise
+def _hess_tol(ref, hess=None, noise=None) -> float:
+    hess, noise = (ref.hess, ref.hess_noise) if hess is None else (hess, noise)
+    scale = max(1.0, float(np.max(np.abs(hess))), float(np.max(np.abs(ref.value))))
+    return 3e-4 * scale + noise
 
 
 def _mode_hessian(f, ref, rng):
@@ -398,6 +431,19 @@ def _mode_grad_of_grad(f, ref, rng):
     return got
 
 
+def _mode_grad_of_grad_mixed(f, ref, rng):
+    # the gradient in one argument, differentiated in another: generated code transformed
+    # again with respect to what the first transform held constant
+    shape = np.shape(ref.args[ref.mixed_wrt])
+    inner = sg.grad(f, wrt=ref.wrt)
+    got = sg.grad(inner, wrt=ref.mixed_wrt)(*ref.args)
+    first = np.shape(ref.args[ref.wrt])
+    want = ref.mixed.reshape((-1, *shape)) if first else ref.mixed.reshape((1, *shape))
+    tol = _hess_tol(ref, ref.mixed, ref.mixed_noise) * 3
+    _same(got, want.sum(axis=0), tol, f"grad in {ref.mixed_wrt} of grad in {ref.wrt}")
+    return got
+
+
 RUNNERS = {
     "grad": _mode_grad,
     "value_and_grad": _mode_value_and_grad,
@@ -408,6 +454,7 @@ RUNNERS = {
     "hessian": _mode_hessian,
     "hvp": _mode_hvp,
     "grad_of_grad": _mode_grad_of_grad,
+    "grad_of_grad_mixed": _mode_grad_of_grad_mixed,
     "grad_unoptimized": lambda f, ref, rng: _mode_grad(f, ref, rng, optimize=False),
     "grad_simplified": lambda f, ref, rng: _mode_grad(f, ref, rng, simplify=True),
 }
@@ -506,6 +553,8 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         return Outcome("skipped")
     if ref.hess is None:
         modes = tuple(mode for mode in modes if mode not in SECOND_ORDER)
+    if ref.mixed is None:
+        modes = tuple(mode for mode in modes if mode != "grad_of_grad_mixed")
     failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
     if failures:
         return Outcome("failed", failures, modes)
@@ -550,6 +599,13 @@ def reference(program: Program, module, f, args: tuple, rng, twin) -> Reference 
         wrt = plain[int(rng.integers(len(plain)))]
         leaf = groups[wrt][0]
         hess, hess_noise = second_differences(f_flat, flat, leaf)
+        others = [i for i in plain if i != wrt]
+        mixed_wrt = others[int(rng.integers(len(others)))] if others else None
+        mixed, mixed_noise = (
+            second_differences(f_flat, flat, leaf, groups[mixed_wrt][0])
+            if mixed_wrt is not None and hess is not None
+            else (None, float("inf"))
+        )
     if max(float(np.max(np.abs(j), initial=0.0)) for j in jac) > 1e4:
         return None
     globals_ = {
@@ -561,5 +617,19 @@ def reference(program: Program, module, f, args: tuple, rng, twin) -> Reference 
     protected += [v for v in vars(module).values() if isinstance(v, np.ndarray)]
     pristine = (copy.deepcopy(args), globals_)
     return Reference(
-        args, value, jac, noise, wrt, hess, protected, pristine, module, hess_noise, groups, flat
+        args,
+        value,
+        jac,
+        noise,
+        wrt,
+        hess,
+        protected,
+        pristine,
+        module,
+        hess_noise,
+        groups,
+        flat,
+        mixed_wrt=mixed_wrt if mixed is not None else None,
+        mixed=mixed,
+        mixed_noise=mixed_noise,
     )
