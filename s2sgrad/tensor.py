@@ -599,8 +599,14 @@ def _wrap(out):
         tensor = Tensor.__new__(Tensor)
         tensor._value = out
         return tensor
-    if isinstance(out, (tuple, list)) and out and all(isinstance(o, np.ndarray) for o in out):
-        return type(out)(_wrap(o) for o in out) if cls in (tuple, list) else tuple(map(_wrap, out))
+    if isinstance(out, (tuple, list)) and any(isinstance(o, (np.ndarray, np.generic)) for o in out):
+        # every array or NumPy number in it, whatever else it holds: a number left plain
+        # (``np.linalg.slogdet(t)``'s log-determinant, ``np.linalg.lstsq(...)``'s solution
+        # beside its integer rank) would carry on as a constant, its derivative silently lost
+        parts = [_wrap(o) for o in out]
+        if cls in (tuple, list):
+            return cls(parts)
+        return cls(*parts) if hasattr(out, "_fields") else tuple(parts)  # (a named tuple)
     return out
 
 
