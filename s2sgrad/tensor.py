@@ -15,6 +15,9 @@ every tape (as in TensorFlow, where a value that left through NumPy loses its hi
 from __future__ import annotations
 
 import operator
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -112,6 +115,10 @@ class Tensor:
         return self._value.size
 
     def __array__(self, dtype=None, copy=None):
+        if recording and _followed(self):
+            level = _user_frame()
+            if level is not None:
+                warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
@@ -591,6 +598,46 @@ def _unusual_binary(fn, a, b):
         if b.__class__ is list or b.__class__ is tuple:
             return _binary(fn, a, np.asarray(b))
     return _apply_general(fn, (a, b), None)
+
+
+_LEFT_THE_TAPE = (
+    "a Tensor the tape follows became a plain NumPy array (np.asarray or np.array of it, a "
+    "list of Tensors given to a NumPy function, or a SciPy function that is not a ufunc): what "
+    "is computed from that array is a constant to the tape, and no gradient flows through it. "
+    "Keep it a Tensor (np.stack([t, u]) for a list, sg.grad for SciPy), or write t.numpy() "
+    "where a constant is meant"
+)
+
+
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep  # s2sgrad's own files
+
+
+def _user_frame() -> int | None:
+    """The `stacklevel` of the first caller outside NumPy, SciPy and s2sgrad: the user's line
+    that handed the Tensor over (``np.var([t, u])``, ``scipy.linalg.expm(t)``). None where
+    s2sgrad itself asked for the plain value (``sg.nn.softmax``'s constant shift)."""
+    libraries = tuple(
+        os.path.dirname(module.__file__) + os.sep
+        for name in ("numpy", "scipy", "s2sgrad")
+        if (module := sys.modules.get(name)) is not None and getattr(module, "__file__", None)
+    )
+    frame, level = sys._getframe(2), 2  # __array__'s caller: stacklevel 2 to warn
+    if frame.f_code.co_filename.startswith(_OWN):
+        return None
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(libraries):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _followed(tensor) -> bool:
+    """Whether a recording tape follows `tensor`: a value it recorded or watches, or a
+    trainable Variable it would watch on first use."""
+    for tape in recording:
+        if tensor in tape._recording.tracked:
+            return True
+        if tensor.__class__ is Variable and tensor.trainable and tape._watch_accessed:
+            return True
+    return False
 
 
 def _wrap(out):

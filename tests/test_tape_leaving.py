@@ -1,0 +1,71 @@
+"""A Tensor the tape follows that becomes a plain NumPy array is said, at the user's line.
+
+NumPy hands a Tensor over to NumPy code as a plain array where it does not dispatch: a list of
+Tensors given to a NumPy function (``np.var([t, u])``), ``np.array([t, u])``, a SciPy function
+that is not a ufunc (``scipy.linalg.expm(t)``). What is computed from that array is a constant
+to the tape (TensorFlow's semantics), and its gradient came back None or partial without a
+word (a fuzz program under a tape: ``np.var(np.split(a, 3))``, a list of Tensors)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2sgrad as sg
+
+LEFT = "a Tensor the tape follows became a plain NumPy array"
+
+
+def _under_a_tape(compute):
+    x = sg.Variable(np.array([0.5, -1.0, 2.0]))
+    with sg.GradientTape() as tape:
+        y = compute(x)
+    return tape, y, x
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: np.var([x[0] * 2.0, x[1]]),
+        lambda x: np.sum(np.array([x * 2.0, x])),
+        lambda x: np.asarray(x**2).sum(),
+    ],
+    ids=["list to a NumPy function", "np.array of Tensors", "np.asarray"],
+)
+def test_a_followed_tensor_leaving_the_tape_warns_at_the_users_line(compute):
+    with pytest.warns(UserWarning, match=LEFT) as caught:
+        tape, y, x = _under_a_tape(compute)
+    assert caught[0].filename == __file__
+    assert tape.gradient(y, x) is None  # (still a constant, as in TensorFlow)
+
+
+def test_a_scipy_function_that_is_not_a_ufunc_warns_at_the_users_line():
+    linalg = pytest.importorskip("scipy.linalg")
+    with pytest.warns(UserWarning, match=LEFT) as caught:
+        _under_a_tape(lambda x: np.sum(linalg.expm(np.outer(x, x))))
+    assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: np.var(np.stack([x[0] * 2.0, x[1]])),
+        lambda x: np.sum(sg.nn.softmax(x) * x.numpy()),  # softmax's own constant shift
+        lambda x: float(np.sum(x)) * x,
+    ],
+    ids=["np.stack", "sg.nn.softmax and .numpy()", "float()"],
+)
+def test_what_keeps_a_tensor_or_says_it_means_a_constant_is_silent(compute):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tape, y, x = _under_a_tape(compute)
+        assert tape.gradient(y, x) is not None
+
+
+def test_outside_a_tape_nothing_is_said():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.asarray(sg.Variable(np.ones(2))).shape == (2,)
+        np.var([sg.constant(1.0), sg.constant(2.0)])
