@@ -204,6 +204,15 @@ class Tensor:
     __rpow__ = _reflected(operator.pow)
     __matmul__ = _operator(operator.matmul)
     __rmatmul__ = _reflected(operator.matmul)
+    __and__ = _operator(operator.and_)  # masks: (x > 0) & (x < 1), m ^= y > e
+    __rand__ = _reflected(operator.and_)
+    __or__ = _operator(operator.or_)
+    __ror__ = _reflected(operator.or_)
+    __xor__ = _operator(operator.xor)
+    __rxor__ = _reflected(operator.xor)
+
+    def __invert__(self):
+        return unary(operator.invert, self)
 
     def __neg__(self):
         return unary(operator.neg, self)

@@ -209,3 +209,29 @@ def test_the_mixed_second_derivative_is_checked_against_second_differences(tmp_p
     assert "grad_of_grad_mixed" in right.modes
     wrong = oracle.check(two("return twice(x) * w"), tmp_path, ("grad_of_grad_mixed",))
     assert [(f.mode, f.kind) for f in wrong.failures] == [("grad_of_grad_mixed", "wrong")]
+
+
+def test_the_tape_runs_the_program_on_variables_and_tells_a_constant_from_a_wrong_gradient(
+    tmp_path,
+):
+    def function(header, line):
+        return Function(header, [Simple(Text.plain(line))])
+
+    twice = [  # a primitive whose reverse rule says 3 where its derivative is 2
+        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
+        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
+        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
+    ]
+
+    def one(line):
+        return Program([], twice, function("def f(x):", line), [("x", "S")], "S", seed=3)
+
+    right = oracle.check(one("return np.sin(x) * x + np.sum(np.stack([x, x * x]))"), tmp_path)
+    assert right.status == "ok" and "tape" in right.modes, [str(f) for f in right.failures]
+    wrong = oracle.check(one("return twice(x) + x"), tmp_path, ("tape",))
+    assert [(f.mode, f.kind) for f in wrong.failures] == [("tape", "wrong")]
+    # a list of Tensors given to NumPy is a constant to the tape (and s2sgrad warns): a
+    # refusal the program made, not a wrong gradient
+    left = oracle.check(one("return np.sum([x * x, x]) + x"), tmp_path, ("tape",))
+    assert [(f.mode, f.kind) for f in left.failures] == [("tape", "rejected")]
+    assert "LeftTheTape" in left.failures[0].detail

@@ -446,3 +446,22 @@ def test_bad_arguments():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert tape.gradient(y, x).numpy() == 2.0
+
+
+def test_masks_combine_with_bitwise_operators():
+    # (x > 0) & (x < 1) is how NumPy combines masks; on Tensors it was a TypeError (a fuzz
+    # program under a tape: m ^= y > e)
+    xv = np.array([0.5, -1.0, 2.0])
+    x = sg.Variable(xv)
+    with sg.GradientTape() as tape:
+        inside = (x > 0) & (x < 1)
+        either = ~inside | (x > 1.5)
+        inside ^= x > 0
+        y = np.sum(np.where(either, x**2, 3 * x)) + np.sum(np.where(inside, x, 0.0))
+    assert isinstance(inside, sg.Tensor) and inside.dtype == np.bool_
+    m = ((xv > 0) & (xv < 1)) ^ (xv > 0)
+    e = ~((xv > 0) & (xv < 1)) | (xv > 1.5)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.where(e, 2 * xv, 3.0) + m)
+    with sg.GradientTape() as tape:
+        z = np.sum(np.where(True & (x > 0) | False ^ (x > 5), x, -x))
+    np.testing.assert_allclose(tape.gradient(z, x).numpy(), np.sign(xv))

@@ -11,6 +11,7 @@ the module's globals, that no result is (or shares memory with) an input or a gl
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import importlib
@@ -19,12 +20,15 @@ import itertools
 import os
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 import numpy as np
 from s2sgrad.runtime import registry
 
 import s2sgrad as sg
+from s2sgrad import tensor as tensor_module
+from s2sgrad.tensor import Tensor
 
 from . import recorder
 from .program import Program
@@ -42,6 +46,7 @@ MODES = (
     "grad_of_grad_mixed",
     "grad_unoptimized",
     "grad_simplified",
+    "tape",
 )
 SECOND_ORDER = ("hessian", "hvp", "grad_of_grad", "grad_of_grad_mixed")
 REFUSED_INSIDE = "refused inside s2sgrad's generated code: "  # a crash's detail, then the error
@@ -346,6 +351,70 @@ def _after(ref: Reference, result) -> None:
                     raise Mismatch("aliased", "a result shares memory with an input or global")
 
 
+class LeftTheTape(Exception):
+    """The program made a Tensor the tape follows a plain value: NumPy turned it into an array
+    (s2sgrad warns), or `float()`/`.item()`/`.tolist()` did. What it computes from that value
+    is a constant to the tape, as in TensorFlow: a refusal, not a verdict on the gradient."""
+
+
+@contextlib.contextmanager
+def _said_conversions():
+    """Note every conversion of a followed Tensor to a Python value (the tape's own warning
+    covers conversions to arrays)."""
+    said: list[str] = []
+    originals = {name: getattr(Tensor, name) for name in ("__float__", "item", "tolist")}
+
+    def noting(name, original):
+        def method(self, *args):
+            if tensor_module._followed(self):
+                said.append(name)
+            return original(self, *args)
+
+        return method
+
+    for name, original in originals.items():
+        setattr(Tensor, name, noting(name, original))
+    try:
+        yield said
+    finally:
+        for name, original in originals.items():
+            setattr(Tensor, name, original)
+
+
+def _mode_tape(f, ref, rng):
+    # the same program run on Variables under a GradientTape: `gradient` lowers what the tape
+    # recorded to Python and compiles its adjoint with the same compiler
+    variables = [sg.Variable(np.array(arg, dtype=float)) for arg in ref.args]
+    with _said_conversions() as said, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with sg.GradientTape() as tape:
+                out = f(*variables)
+        except TypeError as error:
+            if _raised_in(error, tensor_module.__file__):  # Tensors are immutable, no out=
+                raise LeftTheTape(f"TypeError: {error}") from None
+            raise
+        grads = tape.gradient(out, variables, unconnected_gradients="zero")
+    value = out.numpy() if isinstance(out, Tensor) else out
+    _same(value, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "tape value")
+    left = [str(w.message)[:60] for w in caught if "the tape follows" in str(w.message)]
+    try:
+        for i, got in enumerate(grads):
+            want = ref.gradient(ref.groups[i][0])
+            _same(got.numpy(), want, ref.tolerance(want), f"tape gradient {i}")
+    except Mismatch as mismatch:
+        if said or left:  # a constant where the program made one: what the tape documents
+            message = f"a followed Tensor became a plain value ({(left + said)[0]})"
+            raise LeftTheTape(message) from mismatch
+        raise
+    return [g.numpy() for g in grads]
+
+
+def _raised_in(error: BaseException, filename: str) -> bool:
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename == filename
+
+
 def _mode_grad(f, ref, rng, **options):
     wrt = tuple(range(len(ref.args)))
     grads = sg.grad(f, wrt=wrt, **options)(*ref.args)
@@ -457,6 +526,7 @@ RUNNERS = {
     "grad_of_grad_mixed": _mode_grad_of_grad_mixed,
     "grad_unoptimized": lambda f, ref, rng: _mode_grad(f, ref, rng, optimize=False),
     "grad_simplified": lambda f, ref, rng: _mode_grad(f, ref, rng, simplify=True),
+    "tape": _mode_tape,
 }
 
 
@@ -479,6 +549,8 @@ def _run(mode: str, f, ref: Reference, rng) -> Failure | None:
         _after(ref, result)
     except Mismatch as mismatch:
         return Failure(mode, mismatch.kind, str(mismatch))
+    except LeftTheTape as left:
+        return Failure(mode, "rejected", f"LeftTheTape: {left}")
     except (sg.TransformError, LookupError) as error:
         if type(error) not in (sg.TransformError, LookupError):  # KeyError, IndexError
             return _crash(mode, error)
@@ -555,6 +627,8 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         modes = tuple(mode for mode in modes if mode not in SECOND_ORDER)
     if ref.mixed is None:
         modes = tuple(mode for mode in modes if mode != "grad_of_grad_mixed")
+    if not all(isinstance(arg, (float, np.ndarray)) for arg in args):  # records: no Variables
+        modes = tuple(mode for mode in modes if mode != "tape")
     failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
     if failures:
         return Outcome("failed", failures, modes)
