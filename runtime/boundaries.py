@@ -16,17 +16,62 @@ A transformed function never changes its inputs and never returns them (API.md, 
 Generated code calls them only where the compiler cannot tell that they have nothing to do.
 Both are linear in their first argument (rules in ``rules/helpers.py``), so code calling them
 can be differentiated again.
+
+A module `sg.export` writes has no dispatcher choosing the code for its arguments' kinds, so its
+entry starts with `check_kinds`: called with arguments of kinds the code was not generated for
+(an array where it was specialized for Python numbers, a NamedTuple where it assumed arrays) it
+would compute something else without a word.
 """
 
 from __future__ import annotations
 
+import numbers
 import types
 
 import numpy as np
 
-from .containers import ContainerAdjoint, elements, is_record, rebuilt
+from .containers import ContainerAdjoint, elements, is_container, is_record, rebuilt
 
-__all__ = ["fresh_containers", "unaliased"]
+__all__ = ["check_kinds", "fresh_containers", "unaliased"]
+
+# what an exported entry's code assumes of an argument (an int: an array of that many dimensions)
+NUMBER, CONTAINER, NUMBER_OR_ARRAY = (
+    "a number",
+    "a dict, list, tuple or record",
+    "a number or array",
+)
+
+
+def check_kinds(kinds: tuple, values: tuple) -> None:
+    """A TypeError naming the first argument of `values` that is not of its kind in `kinds`
+    (``(name, kind)`` pairs, in parameter order)."""
+    for (name, kind), value in zip(kinds, values, strict=True):
+        if _is_kind(value, kind):
+            continue
+        wanted = f"an array of {kind} dimensions" if isinstance(kind, int) else kind
+        raise TypeError(
+            f"argument {name!r} is {_describe(value)}, but this module was exported for "
+            f"{wanted}: export it again with example arguments like the ones you call it with "
+            f"(sg.export(fn, path, *args)), or call the function sg.grad returned"
+        )
+
+
+def _is_kind(value, kind) -> bool:
+    if kind == NUMBER:
+        return (isinstance(value, numbers.Number) and not hasattr(value, "shape")) or (
+            isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0
+        )
+    if kind == CONTAINER:
+        return is_container(value)
+    if isinstance(kind, int):
+        return isinstance(value, np.ndarray) and value.ndim == kind
+    return not is_container(value)
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.ndim} dimensions"
+    return f"a {type(value).__name__}"
 
 
 def fresh_containers(value):

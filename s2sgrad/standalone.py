@@ -24,6 +24,8 @@ import types
 
 import numpy as np
 
+from s2sgrad.runtime import is_container
+
 from .traceback_filter import api_boundary
 
 __all__ = ["export"]
@@ -37,7 +39,9 @@ def export(fn, path, *example_args) -> str:
 
     Args:
         fn: a function returned by an s2sgrad transform (``sg.grad(f)``, ...). The general
-            specialization is written, so the module accepts every argument type `fn` does.
+            specialization is written, so the module accepts numbers and arrays of any rank
+            (a container argument needs `example_args`); its entry checks the kinds of its
+            arguments first (`runtime.check_kinds`), as it has no dispatcher choosing code.
         path: the file to write (str or path-like); written atomically, replacing a file there.
         example_args: arguments like those `fn` will be called with: the specialization they
             select is written instead (as for `sg.source`). Needed for transforms of generated
@@ -61,7 +65,8 @@ def export(fn, path, *example_args) -> str:
         raise TypeError(f"path must be a str or os.PathLike; got {type(path).__name__}")
     path = os.fspath(path)
     entry = _generated_entry(fn, example_args)
-    text = with_defaults(standalone_source(entry), entry.__name__, fn)
+    text = with_kind_check(standalone_source(entry), entry.__name__, _kinds(fn, example_args))
+    text = with_defaults(text, entry.__name__, fn)
     compile(text, path, "exec")  # a bug here must not leave a broken file behind
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".s2sgrad-export-", suffix=".py", dir=directory)
@@ -74,6 +79,50 @@ def export(fn, path, *example_args) -> str:
             os.unlink(temporary)
         raise
     return path
+
+
+def _kinds(fn, example_args: tuple) -> tuple | None:
+    """(parameter, kind) for each parameter of the code exported for `example_args` (none:
+    the general code, for numbers and arrays of any rank), as `runtime.check_kinds` takes
+    them; None where the transform does not say what its parameters are."""
+    from s2sgrad.runtime.boundaries import CONTAINER, NUMBER, NUMBER_OR_ARRAY
+
+    from .dispatch import _is_number
+
+    params = getattr(getattr(fn, "__wrapped_transform__", None), "params", None)
+    if params is None:
+        return None
+    names = [p if isinstance(p, str) else p[0] for p in params]  # (name, kind) or a name
+    if not example_args:
+        return tuple((name, NUMBER_OR_ARRAY) for name in names)
+    from .composed import bind
+
+    kinds = []
+    for name, value in zip(names, bind(fn, example_args), strict=True):
+        if _is_number(value):
+            kinds.append((name, NUMBER))
+        elif isinstance(value, np.ndarray):
+            kinds.append((name, value.ndim))
+        else:
+            kinds.append((name, CONTAINER if is_container(value) else NUMBER_OR_ARRAY))
+    return tuple(kinds)
+
+
+def with_kind_check(text: str, entry: str, kinds: tuple | None) -> str:
+    """`text` whose `entry` first checks its arguments are of `kinds` (`runtime.check_kinds`):
+    a standalone module has no dispatcher choosing its code by the arguments' kinds."""
+    if kinds is None:
+        return text
+    from .dispatch import _insert_after_header
+
+    names = ", ".join(name for name, _ in kinds) + ("," if len(kinds) == 1 else "")
+    text = _insert_after_header(text, entry, f"    check_kinds({kinds!r}, ({names}))\n")
+    tree = ast.parse(text)
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    lines = text.splitlines()
+    at = imports[-1].end_lineno if imports else 0
+    lines.insert(at, "from s2sgrad.runtime import check_kinds")
+    return "\n".join(lines) + "\n"
 
 
 def with_defaults(text: str, entry: str, fn) -> str:
@@ -314,6 +363,10 @@ def _render(
 _IMPORTS = ("import ", "from ")
 
 
+_DATA = (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+_DATA += (slice, range)
+
+
 def importing(value, name: str, source: str = "") -> str | None:
     """The import statement(s) binding `name` to `value` when `value` is a library module, or
     a function or object a library module holds under a name (``from scipy.special import
@@ -336,8 +389,8 @@ def importing(value, name: str, source: str = "") -> str | None:
             if isinstance(getattr(value, sub, None), types.ModuleType)
         ]
         return "\n".join([statement, *more])
-    if isinstance(value, (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list)):
-        return None
+    if value is None or value is Ellipsis or isinstance(value, _DATA):
+        return None  # (its type's module is builtins: `from builtins import ...` fails)
     public = qualified_name(value) if callable(value) else ""
     module = getattr(value, "__module__", None) or getattr(type(value), "__module__", None)
     candidates = [public.rpartition(".")[::2]] if "." in public else []

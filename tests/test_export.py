@@ -4,11 +4,13 @@ only) and gives bit-for-bit the results of the function it was exported from."""
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
+import typing
 
 import numpy as np
 import pytest
@@ -283,3 +285,74 @@ def test_a_function_calling_scipy_exports_with_its_imports(tmp_path):
     assert "import scipy.stats" in text
     call = f"{df.__name__}(np.array({w.tolist()}), np.array({x.tolist()}), np.array({y.tolist()}))"
     assert _run_exported(path, [call])["results"] == [_exact(df(w, x, y))]
+
+
+def _trapezoid_times_sum(x):
+    return np.trapezoid(x**2, dx=0.5) * np.sum(x)
+
+
+def test_an_exported_hessian_through_a_definition_with_a_none_default_imports(tmp_path):
+    # np.trapezoid's definition reads its x=None default, a captured None: it was written as
+    # ``from builtins import _fwd_trapezoid_x`` (None's type lives in builtins), and the module
+    # failed to import (fuzz campaign of the export mode, seed 7400025)
+    x = np.array([0.3, 0.5, 0.9])
+    hessian = sg.hessian(_trapezoid_times_sum)
+    module = _load(sg.export(hessian, tmp_path / "trapezoid_hessian.py", x))
+    got = getattr(module, module.__all__[0])(x)
+    np.testing.assert_allclose(got, hessian(x), rtol=1e-12)
+    h = 1e-4
+    rows = [
+        (sg.grad(_trapezoid_times_sum)(x + h * e) - sg.grad(_trapezoid_times_sum)(x - h * e))
+        / (2 * h)
+        for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(got, np.array(rows), rtol=1e-6)
+
+
+def _weighted(x, w):
+    return np.sum(x * w) + np.sum(x**2)
+
+
+class _Pair(typing.NamedTuple):
+    a: float
+    b: np.ndarray
+
+
+def _of_a_record(v, r):
+    return r.a / (1.0 + r.a**2) + np.sum(v * r.b)
+
+
+def test_an_exported_module_refuses_arguments_of_kinds_it_was_not_written_for(tmp_path):
+    # a module exported for Python numbers, called with arrays, gave a (2, 2) "gradient" of
+    # a (2,) argument; the general code, given a NamedTuple, returned its adjoint keyed by
+    # position ({0: ..., 1: ...}) rather than the record
+    gradient = sg.grad(_weighted)
+    for_numbers = _load(sg.export(gradient, tmp_path / "for_numbers.py", 1.0, 2.0))
+    x, w = np.array([1.0, 2.0]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(TypeError, match="argument 'x' is an array of 1 dimensions, but this"):
+        _entry(for_numbers)(x, w)
+    assert _entry(for_numbers)(1.0, 2.0) == pytest.approx(4.0)
+    general = _load(sg.export(gradient, tmp_path / "general.py"))
+    np.testing.assert_allclose(_entry(general)(x, w), gradient(x, w))
+    record = sg.grad(_of_a_record, wrt=(0, 1))
+    args = (np.array([1.0, 2.0]), _Pair(0.5, np.array([0.1, 0.2])))
+    with pytest.raises(TypeError, match="argument 'r' is a _Pair, but this module"):
+        _entry(_load(sg.export(record, tmp_path / "record_general.py")))(*args)
+    for_records = _load(sg.export(record, tmp_path / "for_records.py", *args))
+    dv, dr = _entry(for_records)(*args)
+    np.testing.assert_allclose(dv, args[1].b)
+    assert type(dr) is _Pair
+    np.testing.assert_allclose(dr.b, args[0])
+    assert dr.a == pytest.approx((1 - 0.25) / 1.25**2)
+
+
+def _load(path):
+    """Import the module `sg.export` wrote at `path`."""
+    spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _entry(module):
+    return getattr(module, module.__all__[0])

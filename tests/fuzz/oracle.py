@@ -47,6 +47,7 @@ MODES = (
     "grad_unoptimized",
     "grad_simplified",
     "tape",
+    "export",
 )
 SECOND_ORDER = ("hessian", "hvp", "grad_of_grad", "grad_of_grad_mixed")
 REFUSED_INSIDE = "refused inside s2sgrad's generated code: "  # a crash's detail, then the error
@@ -96,6 +97,12 @@ def load(source: str, directory: Path):
     name = f"fuzz_program_{os.getpid()}_{next(_modules)}"
     path = directory / f"{name}.py"
     path.write_text(source)
+    return load_file(path)
+
+
+def load_file(path) -> object:
+    """Import the module at `path` (a program, or a module sg.export wrote)."""
+    name = Path(path).stem
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -351,7 +358,15 @@ def _after(ref: Reference, result) -> None:
                     raise Mismatch("aliased", "a result shares memory with an input or global")
 
 
-class LeftTheTape(Exception):
+class Refusal(Exception):
+    """A documented refusal a mode meets (not a TransformError or LookupError)."""
+
+
+class ExportRefused(Refusal):
+    """sg.export cannot write a value the code reads (an object of the program's own class)."""
+
+
+class LeftTheTape(Refusal):
     """The program made a Tensor the tape follows a plain value: NumPy turned it into an array
     (s2sgrad warns), or `float()`/`.item()`/`.tolist()` did. What it computes from that value
     is a constant to the tape, as in TensorFlow: a refusal, not a verdict on the gradient."""
@@ -408,6 +423,43 @@ def _mode_tape(f, ref, rng):
             raise LeftTheTape(message) from mismatch
         raise
     return [g.numpy() for g in grads]
+
+
+def _mode_export(f, ref, rng):
+    # sg.export's standalone modules give what the functions they were written from give:
+    # the gradient in every argument (the general code, for numbers and arrays; the code for
+    # these arguments where one is a record) and, where there is one, the Hessian
+    wrt = tuple(range(len(ref.args)))
+    records = any(_is_record(arg) for arg in ref.args)
+    exported = [(sg.grad(f, wrt=wrt), copy.deepcopy(ref.args) if records else ())]
+    if ref.hess is not None and np.ndim(ref.value) == 0:
+        exported.append((sg.hessian(f, wrt=ref.wrt), copy.deepcopy(ref.args)))
+    results = []
+    for k, (fn, example) in enumerate(exported):
+        want = fn(*copy.deepcopy(ref.args))
+        path = Path(ref.module.__file__).parent / f"{ref.module.__name__}_export_{k}.py"
+        try:
+            written = sg.export(fn, path, *example)
+        except ValueError as error:
+            if not str(error).startswith("cannot export"):
+                raise
+            raise ExportRefused(str(error)) from None
+        entry = _entry_of(load_file(written))
+        got = entry(*copy.deepcopy(ref.args))
+        if type(got) is not type(want):
+            raise Mismatch(
+                "wrong", f"export {k}: a {type(got).__name__}, not {type(want).__name__}"
+            )
+        for a, b in zip(sg.tree.leaves(got), sg.tree.leaves(want), strict=True):
+            _same(
+                a, np.asarray(b, dtype=float), 1e-9 * max(1.0, float(np.max(np.abs(b)))), "export"
+            )
+        results.append(got)
+    return results
+
+
+def _entry_of(module):
+    return getattr(module, module.__all__[0])
 
 
 def _raised_in(error: BaseException, filename: str) -> bool:
@@ -527,6 +579,7 @@ RUNNERS = {
     "grad_unoptimized": lambda f, ref, rng: _mode_grad(f, ref, rng, optimize=False),
     "grad_simplified": lambda f, ref, rng: _mode_grad(f, ref, rng, simplify=True),
     "tape": _mode_tape,
+    "export": _mode_export,
 }
 
 
@@ -549,8 +602,8 @@ def _run(mode: str, f, ref: Reference, rng) -> Failure | None:
         _after(ref, result)
     except Mismatch as mismatch:
         return Failure(mode, mismatch.kind, str(mismatch))
-    except LeftTheTape as left:
-        return Failure(mode, "rejected", f"LeftTheTape: {left}")
+    except Refusal as refusal:
+        return Failure(mode, "rejected", f"{type(refusal).__name__}: {refusal}")
     except (sg.TransformError, LookupError) as error:
         if type(error) not in (sg.TransformError, LookupError):  # KeyError, IndexError
             return _crash(mode, error)
