@@ -465,3 +465,38 @@ def test_masks_combine_with_bitwise_operators():
     with sg.GradientTape() as tape:
         z = np.sum(np.where(True & (x > 0) | False ^ (x > 5), x, -x))
     np.testing.assert_allclose(tape.gradient(z, x).numpy(), np.sign(xv))
+
+
+GLOBAL_WEIGHTS = np.array([0.5, -1.0, 0.25])
+
+
+def test_a_gradient_never_shares_memory_with_a_recorded_constant_or_a_variable():
+    # d/dw sum(w * GLOBAL_WEIGHTS) was GLOBAL_WEIGHTS itself: scaling the gradient in place
+    # (g.numpy() *= lr) rescaled the global (fuzz seed 5400166, under a tape)
+    w = sg.Variable(np.array([1.0, 2.0, 3.0]))
+    x = sg.Variable(np.array([1.0, 2.0, 4.0]))
+    with sg.GradientTape(persistent=True) as tape:
+        y = np.sum(w * GLOBAL_WEIGHTS)
+        h = w * 1.0
+        z = np.sum(h * x.numpy())  # x's value, recorded as a constant
+    dw, dh = tape.gradient(y, w), tape.gradient(z, h)
+    np.testing.assert_allclose(dw.numpy(), GLOBAL_WEIGHTS)
+    np.testing.assert_allclose(dh.numpy(), x.numpy())
+    for gradient in (dw, dh):
+        for value in (GLOBAL_WEIGHTS, x.numpy(), w.numpy()):
+            assert not np.shares_memory(gradient.numpy(), value)
+
+
+def test_gradients_known_to_be_new_arrays_are_not_checked_for_sharing():
+    # a bias's gradient dt.sum(axis=0) is a new array: the backward code of a dense layer
+    # returns its gradients as computed, with no unaliased() around them
+    x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    layer = sg.nn.Dense(2, activation="relu", seed=0)
+    with sg.GradientTape() as tape:
+        loss = np.mean(layer(x) ** 2)
+    kernel, bias = tape.gradient(loss, layer.trainable_variables)
+    assert "unaliased" not in sg.source(tape)
+    z = x @ layer.kernel.numpy() + layer.bias.numpy()
+    dz = 2 * np.maximum(z, 0.0) * (z > 0) / z.size
+    np.testing.assert_allclose(kernel.numpy(), x.T @ dz)
+    np.testing.assert_allclose(bias.numpy(), dz.sum(axis=0))

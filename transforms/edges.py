@@ -40,6 +40,11 @@ _ALLOCATING = frozenset(
         "trace", "var", "std", "copy", "array", "sort", "clip", "linspace", "arange",
     }
 )  # fmt: skip
+# array methods whose result is always a new array or number (``dt.sum(axis=0)``, a bias's
+# gradient): none is a method of a list, tuple or dict, whose copies would share their items
+_ALLOCATING_METHODS = frozenset(
+    {"sum", "mean", "prod", "std", "var", "cumsum", "cumprod", "dot", "max", "min", "trace"}
+)
 # runtime helpers returning new values, and those returning their first argument reshaped
 _NEW_HELPERS = frozenset(
     {"zero_adjoint", "zero_tangent", "fresh_adjoint", "matmul_left", "matmul_right"}
@@ -260,7 +265,7 @@ class _Freshness:
         if isinstance(func, cst.Attribute) and _is_numpy(func.value):
             name = func.attr.value
             return isinstance(getattr(np, name, None), np.ufunc) or name in _ALLOCATING
-        return False
+        return isinstance(func, cst.Attribute) and func.attr.value in _ALLOCATING_METHODS
 
 
 def _is_numpy(expr: cst.BaseExpression) -> bool:

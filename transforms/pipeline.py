@@ -233,8 +233,10 @@ def generate_gradient(
     if spec.given and spec.mode == "reverse":
         funcdef = drop_unread(funcdef)
         _show(debug, "drop_unread", funcdef)
-    if not spec.given:  # (a tape's backward code: its inputs are the tape's own values)
-        funcdef = entry_edges(funcdef, containers, analysis.nf.params, analysis.namespace)
+    # (a tape's backward code copies no containers, it is given none; its results are
+    # unaliased like any entry's: a recorded constant is the user's array, ``np.sum(w * GV)``
+    # has the global GV itself as its gradient, and a Variable's value is one too)
+    funcdef = entry_edges(funcdef, containers, analysis.nf.params, analysis.namespace)
     docstring = _docstring(analysis, scalar_params)
     source = codegen.render_module(funcdef, docstring, analysis.namespace)
     _show(debug, "codegen", source)
