@@ -37,6 +37,7 @@ def _refusal(detail: str) -> str:
     """A refusal's message without its places and the names in it: its class."""
     message = detail.removeprefix(oracle.REFUSED_INSIDE).split(": ", 1)[-1]
     message = re.sub(r"<[^>]*>:\d+:\d+: |\S+:\d+:\d+: ?|\(used at [^)]*\)", "", message)
+    message = re.sub(r"fuzz_program_\d+_\d+", "…", message)  # (the program's module)
     return re.sub(r"'[^']*'", "'…'", message).split(": write")[0][:90]
 
 
