@@ -1,9 +1,10 @@
 """The bounded run of the whole-language differential fuzzer (tests/fuzz/).
 
 A fixed range of seeds, each program checked in every mode (grad, value_and_grad, vjp, jvp,
-both Jacobians, hessian, hvp, grad of grad, unoptimized, simplified on a share) against
-central differences, with inputs and globals unchanged and no result aliasing them. The long
-run is ``python -m tests.fuzz --minutes 30``; it reduces each failure to a reproducer.
+both Jacobians, hessian, hvp, grad of grad, mixed grad of grad, unoptimized, simplified on a
+share, under a GradientTape, exported) against central differences, with inputs and globals
+unchanged and no result aliasing them. The long run is ``python -m tests.fuzz --minutes 30``;
+it reduces each failure to a reproducer.
 
 The contract is "every derivative is right, or there is a clear error": a wrong number, a
 crash, a hang, a changed input or an aliased result fails the run at once. A clear refusal
@@ -21,6 +22,11 @@ from fuzz.statements import generate
 SEEDS = range(100_000, 100_000 + 96)
 CHUNKS = 8
 REFUSED_AT_MOST = 0.15  # the share of programs a clear error may refuse
+# the tape and sg.export have refusals of their own, for programs the transforms take: a list
+# of Tensors given to NumPy leaves the tape (a constant, as in TensorFlow), and a module cannot
+# hold an object of the program's own class; most programs must still pass them
+MODE_SPECIFIC = ("tape", "export")
+MODE_REFUSED_AT_MOST = 0.4
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +37,8 @@ def worker():
 
 
 @pytest.fixture(scope="module")
-def refused() -> list:
-    return []
+def refused() -> dict:
+    return {"transforms": [], "tape or export": []}
 
 
 def _report(seed: int, program, failure) -> str:
@@ -52,13 +58,20 @@ def test_random_programs_are_right_in_every_mode(worker, refused, chunk):
         if wrong:
             failures.append(_report(seed, program, wrong[0]))
         elif outcome.failures:
-            refused.append(_report(seed, program, outcome.failures[0]))
+            general = [f for f in outcome.failures if f.mode not in MODE_SPECIFIC]
+            which = "transforms" if general else "tape or export"
+            refused[which].append(_report(seed, program, (general or outcome.failures)[0]))
     assert not failures, "\n\n".join(failures[:3]) + f"\n\n{len(failures)} programs failed"
 
 
 def test_few_programs_are_refused(refused):
     # runs after the chunks (same module, declared later)
-    share = len(refused) / len(SEEDS)
-    assert share <= REFUSED_AT_MOST, (
-        f"{len(refused)} of {len(SEEDS)} programs refused:\n\n" + "\n\n".join(refused[:3])
-    )
+    for which, at_most in (
+        ("transforms", REFUSED_AT_MOST),
+        ("tape or export", MODE_REFUSED_AT_MOST),
+    ):
+        reports = refused[which]
+        assert len(reports) / len(SEEDS) <= at_most, (
+            f"{len(reports)} of {len(SEEDS)} programs refused by the {which}:\n\n"
+            + "\n\n".join(reports[:3])
+        )
