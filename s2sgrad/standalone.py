@@ -268,14 +268,15 @@ def standalone_source(entry: types.FunctionType) -> str:
             text = importing(value, name, module.source) or literal(value, name)
             if name in constants and constants[name] != text:
                 raise ValueError(
-                    f"two generated modules read different values named {name!r}; rename one "
-                    f"of them in the source to export this function"
+                    f"cannot export: two generated modules read different values named "
+                    f"{name!r} (closures made by two calls of a factory, say); rename one of "
+                    f"them in the source to export this function"
                 )
             constants[name] = text
     for module in modules:
         for name in module.defs:
             if name in owner and owner[name] != module.source:
-                raise ValueError(f"two generated functions are named {name!r}")
+                raise ValueError(f"cannot export: two generated functions are named {name!r}")
             owner[name] = module.source
     return _render(entry.__name__, modules, constants)
 
