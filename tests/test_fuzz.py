@@ -15,6 +15,7 @@ but only for a small share of the programs, so a regression that refuses everyth
 from __future__ import annotations
 
 import pytest
+from fuzz import oracle
 from fuzz.campaign import class_of
 from fuzz.runner import Worker
 from fuzz.statements import generate
@@ -25,7 +26,6 @@ REFUSED_AT_MOST = 0.15  # the share of programs a clear error may refuse
 # the tape and sg.export have refusals of their own, for programs the transforms take: a list
 # of Tensors given to NumPy leaves the tape (a constant, as in TensorFlow), and a module cannot
 # hold an object of the program's own class; most programs must still pass them
-MODE_SPECIFIC = ("tape", "export")
 MODE_REFUSED_AT_MOST = 0.4
 
 
@@ -58,7 +58,7 @@ def test_random_programs_are_right_in_every_mode(worker, refused, chunk):
         if wrong:
             failures.append(_report(seed, program, wrong[0]))
         elif outcome.failures:
-            general = [f for f in outcome.failures if f.mode not in MODE_SPECIFIC]
+            general = [f for f in outcome.failures if f.mode not in oracle.MODE_SPECIFIC]
             which = "transforms" if general else "tape or export"
             refused[which].append(_report(seed, program, (general or outcome.failures)[0]))
     assert not failures, "\n\n".join(failures[:3]) + f"\n\n{len(failures)} programs failed"
