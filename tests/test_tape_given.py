@@ -4,6 +4,7 @@ run against sg.grad and closed forms, and the plans and caches that let a tape r
 import numpy as np
 import pytest
 from s2sgrad.transforms import given
+from s2sgrad.transforms.naming import Namer
 from s2sgrad.transforms.pipeline import GradSpec, analyze, generate_gradient
 
 import s2sgrad as sg
@@ -50,7 +51,7 @@ def test_supply_before_and_after():
     import libcst as cst
 
     funcdef = cst.parse_module("def f(x):\n    a = x * 2.0\n    b = a + x\n    return b\n").body[0]
-    after = given.supply(funcdef, ("a",))
+    after = given.supply(funcdef, ("a",), Namer())
     text = cst.Module(body=(after,)).code
     assert text == "def f(x, a):\n    b = a + x\n    return b\n"
     dropped = given.drop_unread(cst.parse_module("def f(x, a, b):\n    return a\n").body[0])
@@ -63,14 +64,14 @@ def test_bad_given_values_are_value_errors():
 
     twice = cst.parse_module("def f(x):\n    a = x * 2.0\n    a = a + x\n    return a\n")
     with pytest.raises(ValueError, match="assigned 2 times"):
-        given.supply(twice.body[0], ("a",))
+        given.supply(twice.body[0], ("a",), Namer())
     branch = cst.parse_module("def f(x):\n    if x:\n        a = x\n    return a\n")
     with pytest.raises(ValueError, match="branch or loop"):
-        given.supply(branch.body[0], ("a",))
+        given.supply(branch.body[0], ("a",), Namer())
 
     funcdef = cst.parse_module("def f(x):\n    a = x * 2.0\n    a[0] = 1.0\n    return a\n")
     with pytest.raises(ValueError, match="updated in place"):
-        given.supply(funcdef.body[0], ("a",))
+        given.supply(funcdef.body[0], ("a",), Namer())
 
 
 def test_tape_backward_code_reads_recorded_values():
@@ -218,3 +219,23 @@ def test_nested_tapes_differentiate_twice_through_indexing(index):
     np.add.at(count, index, 1.0)
     np.testing.assert_allclose(g.numpy(), 3 * value**2 * count)
     np.testing.assert_allclose(outer.gradient(s, x).numpy(), 36 * value**3 * count**2)
+
+
+def test_a_given_value_is_never_rebound_to_a_recomputed_one():
+    # the backward code called np.trapezoid's forward half for what its backward half reads,
+    # (t0, _t1) = _fwd_trapezoid(c0, dx=x1), rebinding the given t0 to a recomputed value one
+    # rounding away from the recorded np.maximum(v, t0); maximum's adjoint chooses by equality
+    # and found no tie: d/dy sum(maximum(v, trapezoid(GM @ w, dx=y))) was 0 (fuzz seed
+    # 5803995, tape mode; these values are the ones whose rounding differed)
+    gm = np.array([[0.5, -0.2, 0.1], [0.3, 0.8, -0.6], [-0.4, 0.2, 0.9]])
+    rng = np.random.default_rng(1)
+    v0, y0, w0 = rng.normal(size=3), float(rng.uniform(-1.2, 1.2)), rng.normal(size=3)
+    v, y, w = sg.Variable(v0), sg.Variable(y0), sg.Variable(w0)
+    with sg.GradientTape() as tape:
+        t = np.trapezoid(gm @ w, dx=y)
+        out = np.sum(np.maximum(v, t))
+    picked = np.sum(v0 < t.numpy())
+    assert picked == 2  # (t is the larger at two places: the derivative counts it twice)
+    want = picked * np.trapezoid(gm @ w0)
+    np.testing.assert_allclose(tape.gradient(out, y).numpy(), want, rtol=1e-12)
+    assert "(t0," not in sg.source(tape)  # the recorded t0 is read, never reassigned

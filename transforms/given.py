@@ -28,8 +28,15 @@ from .walk import read_names
 __all__ = ["drop_unread", "supply"]
 
 
-def supply(funcdef: cst.FunctionDef, given: tuple[str, ...]) -> cst.FunctionDef:
-    """Make the `given` names parameters of `funcdef` and remove their assignments."""
+def supply(funcdef: cst.FunctionDef, given: tuple[str, ...], namer) -> cst.FunctionDef:
+    """Make the `given` names parameters of `funcdef` and remove their assignments.
+
+    A line that assigns a given name beside values the backward sweep needs (a user
+    function's forward half, ``(t0, _t1) = _fwd_g(c0)``, returns its value and what its
+    backward half reads) stays, with a fresh name (from `namer`) where the given one was: the
+    given value is never rebound to a recomputed one. (Rebound, it differed from the recorded
+    values in its last bits, and an adjoint choosing by equality, ``np.maximum``'s
+    ``tie_weights(t0, c2, t1)``, found no tie: a zero gradient.)"""
     wanted = frozenset(given)
     _check_single_assignment(funcdef.body.body, wanted)
     kept = []
@@ -38,6 +45,8 @@ def supply(funcdef: cst.FunctionDef, given: tuple[str, ...]) -> cst.FunctionDef:
         if not isinstance(line, COMPOUND) and _assigns_only_given(line, wanted):
             carried += tuple(line.leading_lines)
             continue
+        if not isinstance(line, COMPOUND) and wanted.intersection(usage(line).writes):
+            line = _unbind_given(line, wanted, namer)
         if carried:
             line = line.with_changes(leading_lines=(*carried, *line.leading_lines))
             carried = ()
@@ -72,6 +81,26 @@ def drop_unread(funcdef: cst.FunctionDef) -> cst.FunctionDef:
 
 def _all_params(params: cst.Parameters) -> tuple:
     return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
+def _unbind_given(line, wanted: frozenset[str], namer):
+    """`line` (an assignment to a tuple of targets) with each given name among its targets
+    replaced by a fresh name nothing reads."""
+
+    class Unbind(cst.CSTTransformer):
+        def leave_AssignTarget(self, original, updated):
+            return updated.with_changes(target=_renamed(updated.target))
+
+    def _renamed(target):
+        if isinstance(target, cst.Name) and target.value in wanted:
+            return target.with_changes(value=namer.temp())
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return target.with_changes(
+                elements=[e.with_changes(value=_renamed(e.value)) for e in target.elements]
+            )
+        return target
+
+    return line.visit(Unbind())
 
 
 def _assigns_only_given(line, wanted: frozenset[str]) -> bool:

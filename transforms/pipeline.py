@@ -220,7 +220,7 @@ def generate_gradient(
         if analysis.aux is not None:
             funcdef = attach_aux(funcdef, analysis.aux, spec.with_value)
         if spec.given:
-            funcdef = supply(funcdef, spec.given)
+            funcdef = supply(funcdef, spec.given, namer)
             _show(debug, "given", funcdef)
     if spec.optimize:
         funcdef = optimize(funcdef)
