@@ -5,10 +5,14 @@ expression).
 
 A call's signature is computed when it is recorded and, with the refs of its inputs, is its
 part of the recording's structure: the key of a compiled backward sweep (see `lowering`).
+The constants it reads are copies taken then, as TensorFlow converts them to tensors: an
+array or list changed in place after the call (``y = np.dot(w, a); a[0] = 100.0``) must not
+change the gradient.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -71,11 +75,11 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
         if cls is int or (cls is float and other - other == 0.0):
             return (fn, (_TENSOR, (cls, other))), ()
         if cls is np.ndarray:
-            return (fn, (_TENSOR, ("c", (cls, other.shape)))), (other,)
+            return (fn, (_TENSOR, ("c", (cls, other.shape)))), (other.copy(),)
     elif not kwargs and len(args) == 3 and args[0].__class__ is np.ndarray:
         if args[1].__class__ in _TENSOR_CLASSES and args[2].__class__ in _TENSOR_CLASSES:
             first = args[0]  # a layer on an input array: ``x @ kernel + bias``
-            return (fn, (("c", (np.ndarray, first.shape)), _TENSOR, _TENSOR)), (first,)
+            return (fn, (("c", (np.ndarray, first.shape)), _TENSOR, _TENSOR)), (first.copy(),)
     constants: list = []
     patterns = []
     for arg in args:
@@ -87,7 +91,7 @@ def signature(fn, args: tuple, kwargs) -> tuple[tuple, tuple]:
         elif cls is int:
             patterns.append((int, arg))
         elif cls is np.ndarray:
-            constants.append(arg)
+            constants.append(arg.copy())
             patterns.append(("c", (cls, arg.shape)))
         else:
             patterns.append(_pattern(arg, constants, True))
@@ -112,7 +116,7 @@ def _pattern(value, constants: list, nested: bool):
     if _is_literal(value):
         return _literal_key(value)
     if isinstance(value, (np.ndarray, np.generic)):
-        constants.append(value)
+        constants.append(value.copy())
         return ("c", _kind(value))
     if callable(value) or isinstance(value, (np.dtype, type)):
         try:
@@ -120,8 +124,17 @@ def _pattern(value, constants: list, nested: bool):
         except TypeError:
             return ("o", id(value))
         return ("o", value)
-    constants.append(value)
+    constants.append(_snapshot(value))
     return ("c", cls)
+
+
+def _snapshot(value):
+    """A constant as it is now (a list of numbers, say): changed after the call, it must not
+    change what the backward sweep reads."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # (an object that cannot be copied: read as it will be)
+        return value
 
 
 def _is_literal(value) -> bool:

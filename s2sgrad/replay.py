@@ -253,7 +253,8 @@ def _check(
             else:  # a number: its class and value
                 tests.append(f"args[{p}].__class__ is not {pattern[0].__name__}")
                 tests.append(f"args[{p}] != {pattern[1]!r}")
-        consts = f"({', '.join(const_names)}{',' if len(const_names) == 1 else ''})"
+        copies = [f"{name}.copy()" for name in const_names]  # (as `signature` takes them)
+        consts = f"({', '.join(copies)}{',' if len(copies) == 1 else ''})"
     else:  # anything else: the signature, computed and compared
         guards.append(f"len(inputs) != {len(inputs)}")
         subjects = [f"inputs[{k}]" for k in range(len(inputs))]

@@ -498,6 +498,9 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
         out = fn(*plain)
     result = _wrap(out)
     if recording and inputs:
+        # a list argument as it is now: the user may change it after the call (``L[2] = ...``),
+        # and the recorded call must still say which of its items were Tensors
+        args = tuple(list(a) if a.__class__ is list else a for a in args)
         offer(fn, args, kwargs, inputs, result)
     return result
 

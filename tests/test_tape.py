@@ -500,3 +500,34 @@ def test_gradients_known_to_be_new_arrays_are_not_checked_for_sharing():
     dz = 2 * np.maximum(z, 0.0) * (z > 0) / z.size
     np.testing.assert_allclose(kernel.numpy(), x.T @ dz)
     np.testing.assert_allclose(bias.numpy(), dz.sum(axis=0))
+
+
+def test_a_constant_changed_after_the_call_does_not_change_the_gradient():
+    # the tape kept the user's array and list as the constants of the backward code: changed
+    # in place before gradient() (a[0] = 100.0), they changed the gradient, silently;
+    # TensorFlow converts them to tensors at the call. Every step: the first two record, the
+    # later ones replay the step before (a check of their own)
+    w = sg.Variable(np.array([0.3, -0.2, 0.5]))
+    for step in range(1, 5):
+        a = np.array([1.0, 2.0, 3.0]) * step
+        numbers = [4.0, 5.0, 6.0]
+        with sg.GradientTape() as tape:
+            y = np.dot(w, a) + np.sum(w * a) + np.dot(w, numbers)
+            a[0] = 100.0
+            numbers[1] = -7.0
+        want = 2 * np.array([1.0, 2.0, 3.0]) * step + np.array([4.0, 5.0, 6.0])
+        np.testing.assert_allclose(tape.gradient(y, w).numpy(), want)
+
+
+def test_a_list_argument_changed_after_the_call_is_recorded_as_it_was():
+    # np.stack(items) recorded the list itself; items[2] = <a Tensor> afterwards replaced a
+    # constant by a Tensor, and lowering crashed ("generator raised StopIteration"; fuzz seed
+    # 5900847, tape mode)
+    w0 = np.array([0.3, -0.2, 0.5])
+    w = sg.Variable(w0)
+    with sg.GradientTape() as tape:
+        items = [w * 2.0, w, np.array([1.0, 2.0, 3.0])]
+        stacked = np.stack(items)
+        items[2] = w * w
+        y = np.sum(stacked**2) + np.sum(items[2])
+    np.testing.assert_allclose(tape.gradient(y, w).numpy(), 2 * 4 * w0 + 2 * w0 + 2 * w0)

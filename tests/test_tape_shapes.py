@@ -144,7 +144,8 @@ def test_signature_of_a_tensor_and_a_static_value_is_the_patterns_one(other):
     found: list = []
     assert sig == (np.power, (None, recorded_calls._pattern(other, found, True)))
     assert len(constants) == len(found)
-    assert all(a is b for a, b in zip(constants, found, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(constants, found, strict=True))
+    assert not any(a is other for a in constants if isinstance(a, np.ndarray))  # copies
 
 
 def test_signature_of_a_layer_on_an_input_array_is_the_patterns_one():
@@ -154,7 +155,8 @@ def test_signature_of_a_layer_on_an_input_array_is_the_patterns_one():
     patterns = tuple(recorded_calls._pattern(a, found, True) for a in (x, w, b))
     assert sig == (sg.nn.AFFINE, patterns)
     assert len(constants) == len(found)
-    assert all(a is b for a, b in zip(constants, found, strict=True))
+    assert all(np.array_equal(a, b) for a, b in zip(constants, found, strict=True))
+    assert constants[0] is not x  # a copy: the user may change the input array
 
 
 def test_a_mean_over_an_exact_shape_divides_by_a_number():
