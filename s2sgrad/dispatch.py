@@ -56,11 +56,7 @@ class CompiledGradient:
 
     def for_arguments(self, args: tuple) -> Generated:
         pairs = list(zip(self.params, args, strict=True))
-        scalars = frozenset(name for (name, _), value in pairs if _is_number(value))
-        ndims = tuple(
-            (name, value.ndim) for (name, _), value in pairs if isinstance(value, np.ndarray)
-        )
-        containers = frozenset(name for (name, _), value in pairs if is_container(value))
+        scalars, ndims, containers = argument_kinds([name for name, _ in self.params], args)
         for (name, _), value in pairs:
             if name in self.analysis.spec.wrt:
                 _check_differentiable(name, value)
@@ -212,6 +208,16 @@ def _check_field_names(name: str, value) -> None:
             f"the array attribute .{field} (p.{field}); rename the field (for example "
             f"{field}_) to differentiate with respect to it"
         )
+
+
+def argument_kinds(names, args: tuple) -> tuple[frozenset, tuple, frozenset]:
+    """What a specialization is chosen by (and `sg.export` checks): the parameters given
+    Python numbers, the ranks of those given arrays, and those given containers."""
+    pairs = list(zip(names, args, strict=True))
+    scalars = frozenset(name for name, value in pairs if _is_number(value))
+    ndims = tuple((name, value.ndim) for name, value in pairs if isinstance(value, np.ndarray))
+    containers = frozenset(name for name, value in pairs if is_container(value))
+    return scalars, ndims, containers
 
 
 def _is_number(value: object) -> bool:

@@ -24,8 +24,6 @@ import types
 
 import numpy as np
 
-from s2sgrad.runtime import is_container
-
 from .traceback_filter import api_boundary
 
 __all__ = ["export"]
@@ -87,7 +85,7 @@ def _kinds(fn, example_args: tuple) -> tuple | None:
     them; None where the transform does not say what its parameters are."""
     from s2sgrad.runtime.boundaries import CONTAINER, NUMBER, NUMBER_OR_ARRAY
 
-    from .dispatch import _is_number
+    from .dispatch import argument_kinds
 
     params = getattr(getattr(fn, "__wrapped_transform__", None), "params", None)
     if params is None:
@@ -97,15 +95,17 @@ def _kinds(fn, example_args: tuple) -> tuple | None:
         return tuple((name, NUMBER_OR_ARRAY) for name in names)
     from .composed import bind
 
-    kinds = []
-    for name, value in zip(names, bind(fn, example_args), strict=True):
-        if _is_number(value):
-            kinds.append((name, NUMBER))
-        elif isinstance(value, np.ndarray):
-            kinds.append((name, value.ndim))
-        else:
-            kinds.append((name, CONTAINER if is_container(value) else NUMBER_OR_ARRAY))
-    return tuple(kinds)
+    scalars, ndims, containers = argument_kinds(names, bind(fn, example_args))
+    ranks = dict(ndims)
+    return tuple(
+        (
+            name,
+            NUMBER
+            if name in scalars
+            else ranks.get(name, CONTAINER if name in containers else NUMBER_OR_ARRAY),
+        )
+        for name in names
+    )
 
 
 def with_kind_check(text: str, entry: str, kinds: tuple | None) -> str:
@@ -364,8 +364,8 @@ def _render(
 _IMPORTS = ("import ", "from ")
 
 
-_DATA = (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
-_DATA += (slice, range)
+_DATA = (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict, set)
+_DATA += (frozenset, slice, range)  # (values, written as literals or refused: never imported)
 
 
 def importing(value, name: str, source: str = "") -> str | None:
