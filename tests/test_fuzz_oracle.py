@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from fuzz import oracle
 from fuzz.campaign import class_of
-from fuzz.program import Block, Function, Program, Simple, Text
+from fuzz.program import Block, Function, Program, Return, Simple, Text
 from fuzz.reduce import reduce
 from fuzz.runner import Worker
 from fuzz.statements import generate
@@ -235,3 +235,48 @@ def test_the_tape_runs_the_program_on_variables_and_tells_a_constant_from_a_wron
     left = oracle.check(one("return np.sum([x * x, x]) + x"), tmp_path, ("tape",))
     assert [(f.mode, f.kind) for f in left.failures] == [("tape", "rejected")]
     assert "LeftTheTape" in left.failures[0].detail
+
+
+def test_has_aux_returns_the_value_and_an_aux_at_every_return_and_checks_both(
+    tmp_path, monkeypatch
+):
+    # f rendered returning (value, aux) at each of its own returns (not at those of the
+    # functions defined inside it): the value is differentiated, the aux must come back as f
+    # computed it, from sg.value_and_grad and sg.grad alike
+    def function(header, line):
+        return Function(header, [Simple(Text.plain(line))])
+
+    twice = [  # a primitive whose rules say 3 where its derivative is 2
+        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
+        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
+        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
+    ]
+
+    def returning(last: str) -> Program:
+        early = Text.plain("x * 3.0")
+        body = [
+            Block(Text.plain("def inner(u):"), [Simple(Text.plain("return u * u"))]),
+            Block(Text.plain("if x > 5.0:"), [Return(early.map("return {}"), early)]),
+            Return(Text.plain(last).map("return {}"), Text.plain(last)),
+        ]
+        return Program([], twice, Function("def f(x):", body), [("x", "S")], "S", seed=3)
+
+    program = returning("np.sin(x) * inner(x)")
+    source = program.render(aux=True)
+    assert 'return x * 3.0, {"twice": (x * 3.0) * 2.0, "tag": "aux"}' in source
+    assert "        return u * u\n" in source  # a function of its own: no aux
+    right = oracle.check(program, tmp_path)
+    assert right.status == "ok" and "has_aux" in right.modes, [str(f) for f in right.failures]
+    wrong = oracle.check(returning("twice(x) + x"), tmp_path, ("has_aux",))
+    assert [(f.mode, f.kind) for f in wrong.failures] == [("has_aux", "wrong")]
+
+    real = sg.grad
+
+    def aux_changed(f, wrt=0, *, has_aux=False):
+        gradient = real(f, wrt=wrt, has_aux=has_aux)
+        return lambda *args: (gradient(*args)[0], {"twice": 0.0, "tag": "aux"})
+
+    monkeypatch.setattr(oracle.sg, "grad", aux_changed)
+    changed = oracle.check(program, tmp_path, ("has_aux",))
+    assert [(f.mode, f.kind) for f in changed.failures] == [("has_aux", "wrong")]
+    assert "aux" in changed.failures[0].detail

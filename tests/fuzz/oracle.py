@@ -46,6 +46,7 @@ MODES = (
     "grad_of_grad_mixed",
     "grad_unoptimized",
     "grad_simplified",
+    "has_aux",
     "tape",
     "export",
 )
@@ -294,6 +295,8 @@ class Reference:
     mixed_wrt: int | None = None
     mixed: np.ndarray | None = None
     mixed_noise: float = 0.0
+    # the program rendered with ``f`` returning ``(value, aux)`` (`Program.render`), or None
+    aux_module: object = None
 
     @property
     def wrt_leaf(self) -> int:
@@ -350,13 +353,30 @@ def _after(ref: Reference, result) -> None:
     for i, (now, before) in enumerate(zip(ref.args, args, strict=True)):
         if not all(map(np.array_equal, sg.tree.leaves(now), sg.tree.leaves(before))):
             raise Mismatch("mutated", f"argument {i} changed: {before!r} -> {now!r}")
+    _unchanged(ref.module, globals_)
+    _not_sharing(result, ref.protected)
+
+
+def _module_state(module) -> dict:
+    """Copies of a module's data globals (what no transform may change)."""
+    return {
+        name: copy.deepcopy(value)
+        for name, value in vars(module).items()
+        if isinstance(value, (float, list, np.ndarray))
+    }
+
+
+def _unchanged(module, globals_: dict) -> None:
     for name, before in globals_.items():
-        now = getattr(ref.module, name)
+        now = getattr(module, name)
         if type(now) is not type(before) or not np.array_equal(np.asarray(now), np.asarray(before)):
             raise Mismatch("mutated", f"global {name} changed: {before!r} -> {now!r}")
+
+
+def _not_sharing(result, protected: list) -> None:
     for leaf in _leaves(result):
         if isinstance(leaf, np.ndarray):
-            for array in ref.protected:
+            for array in protected:
                 if leaf is array or np.shares_memory(leaf, array):
                     raise Mismatch("aliased", "a result shares memory with an input or global")
 
@@ -486,6 +506,34 @@ def _mode_grad(f, ref, rng, **options):
     return grads
 
 
+def _mode_has_aux(f, ref, rng):
+    # f returning (value, aux) at each of its returns: the value is differentiated and the
+    # aux comes back as f computed it (JAX's has_aux), from value_and_grad and grad alike
+    module = ref.aux_module
+    before = _module_state(module)
+    want_value, want_aux = module.f(*copy.deepcopy(ref.args))
+    if not np.allclose(want_value, ref.value, rtol=1e-12, atol=1e-12, equal_nan=True):
+        raise Mismatch("invalid", f"f with an aux computes {want_value!r}, f {ref.value!r}")
+    wrt = tuple(range(len(ref.args)))
+    (value, aux), grads = sg.value_and_grad(module.f, wrt=wrt, has_aux=True)(*ref.args)
+    _same(value, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
+    for leaf, got in ref.per_leaf(grads, "gradient"):
+        want = ref.gradient(leaf)
+        _same(got, want, ref.tolerance(want), f"gradient of leaf {leaf} (has_aux)")
+    single, aux_again = sg.grad(module.f, wrt=ref.wrt, has_aux=True)(*ref.args)
+    want = ref.gradient(ref.wrt_leaf)
+    _same(single, want, ref.tolerance(want), f"gradient {ref.wrt} (has_aux)")
+    for got in (aux, aux_again):
+        if not isinstance(got, dict) or sorted(got) != ["tag", "twice"] or got["tag"] != "aux":
+            raise Mismatch("wrong", f"aux {got!r}, expected {want_aux!r}")
+        twice = want_aux["twice"]
+        _same(got["twice"], twice, 1e-9 * max(1.0, float(np.max(np.abs(twice)))), "aux")
+    _unchanged(module, before)
+    arrays = [v for v in vars(module).values() if isinstance(v, np.ndarray)]
+    _not_sharing([grads, single], arrays)
+    return grads, single
+
+
 def _mode_value_and_grad(f, ref, rng):
     value, got = sg.value_and_grad(f, wrt=ref.wrt)(*ref.args)
     _same(value, ref.value, 1e-9 * max(1.0, float(np.max(np.abs(ref.value)))), "value")
@@ -578,6 +626,7 @@ def _mode_grad_of_grad_mixed(f, ref, rng):
 RUNNERS = {
     "grad": _mode_grad,
     "value_and_grad": _mode_value_and_grad,
+    "has_aux": _mode_has_aux,
     "vjp": _mode_vjp,
     "jvp": _mode_jvp,
     "jacobian_reverse": _mode_jacobian("reverse"),
@@ -690,6 +739,11 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         modes = tuple(mode for mode in modes if mode not in SECOND_ORDER)
     if ref.mixed is None:
         modes = tuple(mode for mode in modes if mode != "grad_of_grad_mixed")
+    if "has_aux" in modes:
+        if getattr(program, "returns_aux", False):
+            ref.aux_module = load(program.render(aux=True), directory)
+        else:  # a fixed snippet, or a program kept from before `Return` existed
+            modes = tuple(mode for mode in modes if mode != "has_aux")
     if not all(isinstance(arg, (float, np.ndarray)) for arg in args):  # records: no Variables
         modes = tuple(mode for mode in modes if mode != "tape")
     failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
@@ -753,11 +807,7 @@ def reference(program: Program, module, f, args: tuple, rng, twin) -> Reference 
         )
     if max(float(np.max(np.abs(j), initial=0.0)) for j in jac) > 1e4:
         return None
-    globals_ = {
-        name: copy.deepcopy(value)
-        for name, value in vars(module).items()
-        if isinstance(value, (float, list, np.ndarray))
-    }
+    globals_ = _module_state(module)
     protected = [a for a in leaves if isinstance(a, np.ndarray)]
     protected += [v for v in vars(module).values() if isinstance(v, np.ndarray)]
     pristine = (copy.deepcopy(args), globals_)

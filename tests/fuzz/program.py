@@ -51,6 +51,21 @@ class Simple:
 
 
 @dataclasses.dataclass
+class Return(Simple):
+    """A ``return`` of ``f`` itself (not of a function defined inside it): ``value`` is what
+    it returns, which `Program.render` can also return with an aux (the ``has_aux`` mode)."""
+
+    value: Text | None = None
+
+    def with_aux(self) -> Simple:
+        """``return value, aux``: the aux a dict of a number or array computed from the value
+        and a string (a pytree the transform must give back as ``f`` computed it)."""
+        return Simple(
+            fmt('return {}, {{"twice": ({}) * 2.0, "tag": "aux"}}', self.value, self.value)
+        )
+
+
+@dataclasses.dataclass
 class Block:
     """A compound statement: ``header`` then ``body``; ``orelse`` for if/else chains.
 
@@ -95,7 +110,18 @@ class Program:
     made: list[str] = dataclasses.field(default_factory=list)  # helpers made by factories
     entry: str = "closure"  # with `closure`, what f is (statements.ENTRIES)
 
-    def render(self, check: bool = False) -> str:
+    @property
+    def returns_aux(self) -> bool:
+        """Whether `render` can write ``f`` returning ``(value, aux)`` (programs reduced or
+        pickled before `Return` existed cannot)."""
+        return any(isinstance(body[i], Return) for body, i in statements_of(self.main.body))
+
+    def render(self, check: bool = False, aux: bool = False) -> str:
+        """The module's source; `check`: its check twin; `aux`: ``f`` returns ``(value, aux)``
+        at each of its returns (``sg.grad(f, has_aux=True)``)."""
+        if aux:
+            main = Function(self.main.header, _with_aux(self.main.body))
+            return dataclasses.replace(self, main=main).render(check)
         lines = ["import dataclasses", "import functools", "import math", "import typing", ""]
         lines += ["import numpy as np", ""]
         lines += ["import s2sgrad as sg", ""]
@@ -117,6 +143,21 @@ class Program:
             lines += _render_entry(self.main, getattr(self, "entry", "closure"), check)
             lines += ["", self.closure]
         return "\n".join(lines) + "\n"
+
+
+def _with_aux(body: list) -> list:
+    """`body` with every `Return` of ``f`` returning an aux too (a copy)."""
+    changed = []
+    for statement in body:
+        if isinstance(statement, Return):
+            statement = statement.with_aux()
+        elif isinstance(statement, Block):
+            orelse = None if statement.orelse is None else _with_aux(statement.orelse)
+            statement = dataclasses.replace(
+                statement, body=_with_aux(statement.body), orelse=orelse
+            )
+        changed.append(statement)
+    return changed
 
 
 def _render_entry(main: Function, entry: str, check: bool) -> list[str]:

@@ -6,7 +6,7 @@ import copy
 
 from .grammar import GLOBALS, Generator, Loop, Var
 from .idioms import IdiomStatements
-from .program import Block, Comment, Function, Program, Simple, Text, fmt, kink
+from .program import Block, Comment, Function, Program, Return, Simple, Text, fmt, kink
 
 PARAMS = (("x", "S"), ("v", "V"), ("y", "S"), ("w", "V"))
 # what f is when it reads a captured k (`Program.entry`): a function a factory made, a bound
@@ -410,7 +410,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         return [
             Block(
                 fmt("if {}:", self.condition(scope)),
-                [Simple(fmt("return {}", value))],
+                [Return(fmt("return {}", value), value)],
                 inline=self.chance(0.3),
             )
         ]
@@ -741,7 +741,8 @@ class ProgramGenerator(IdiomStatements, Generator):
         if entry in ("method", "callable"):  # f may call another method of its class
             self.helper_sigs += [("self.scaled", "S", ("S",)), ("self.scaled", "V", ("V",))]
         body = self.block(scope, 0, None, self.rng.randrange(2, self.size + 1))
-        body.append(Simple(fmt("return {}", self.value(scope, self.out_kind))))
+        value = self.value(scope, self.out_kind)
+        body.append(Return(fmt("return {}", value), value))
         header = "def f(" + ", ".join(name for name, _ in params) + "):"
         return Program(
             list(GLOBALS),
