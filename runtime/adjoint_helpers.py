@@ -39,6 +39,7 @@ __all__ = [
     "custom_cotangents",
     "fresh_adjoint",
     "index_adjoint",
+    "kept_entries",
     "match_shape",
     "matmul_left",
     "matmul_right",
@@ -46,6 +47,7 @@ __all__ = [
     "saved_slot",
     "unbroadcast",
     "unreduce",
+    "written_slots",
     "zero_adjoint",
 ]
 
@@ -224,6 +226,36 @@ def saved_slot(x, index):
         return None  # a new key: nothing to put back
     old = x[index]
     return old.copy() if isinstance(old, np.ndarray) else old
+
+
+def written_slots(g, index):
+    """The adjoint an item assignment ``y[index] = v`` gives ``v``: a copy of ``g[index]``
+    (`saved_slot`), but where an integer array in `index` names one slot several times, only
+    the entry whose value NumPy kept (the last) gets that slot's adjoint; the others were
+    overwritten and get 0 (``y[[0, 0, 1]] = v`` depends on v[1] and v[2] only)."""
+    slots = saved_slot(g, index)
+    if not isinstance(g, np.ndarray) or not _advanced(index):
+        return slots
+    return slots * kept_entries(g.shape, index)
+
+
+def _advanced(index) -> bool:
+    """Whether `index` holds an integer array or list (which may repeat a slot)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return any(
+        isinstance(part, list) or (isinstance(part, np.ndarray) and part.dtype != bool)
+        for part in parts
+    )
+
+
+def kept_entries(shape: tuple, index) -> np.ndarray:
+    """A mask shaped like ``y[index]`` for an array ``y`` of `shape`: True where the entry of
+    an assignment ``y[index] = v`` is the one left in its slot. Asked of NumPy itself (number
+    the entries, assign the numbers, read them back), so it is whatever NumPy does."""
+    numbers = np.arange(math.prod(shape), dtype=np.intp).reshape(shape)
+    order = np.arange(numbers[index].size, dtype=np.intp).reshape(numbers[index].shape)
+    numbers[index] = order
+    return numbers[index] == order
 
 
 def index_adjoint(g, x, index):

@@ -29,6 +29,7 @@ __all__ = [
     "batch_saved_slot",
     "batch_split_like",
     "batch_unstack",
+    "batch_written_slots",
     "by_element",
     "by_position",
     "check_output",
@@ -284,6 +285,17 @@ def batch_saved_slot(t, index):
     else:
         old = t[(slice(None), *(index if isinstance(index, tuple) else (index,)))]
     return old.copy() if isinstance(old, np.ndarray) else old
+
+
+def batch_written_slots(t, index):
+    """`written_slots` for a batched adjoint `t`: the slots behind the directions axis, the
+    entries NumPy overwrote zeroed in every direction."""
+    from .adjoint_helpers import _advanced, kept_entries  # (it imports this module)
+
+    slots = batch_saved_slot(t, index)
+    if not isinstance(t, np.ndarray) or not _advanced(index):
+        return slots
+    return slots * kept_entries(t.shape[1:], index)
 
 
 def is_container(value) -> bool:

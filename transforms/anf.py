@@ -459,8 +459,12 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         self.origins.setdefault(array.value, self.origin(target))
 
     def _calls_user_function(self, call: cst.Call) -> bool:
+        """A call of a user function, or of a function defined inside this one (inlined:
+        kept as written, ``put(i, v)`` called a definition normal form had removed)."""
         from .operations import _is_user_function, evaluate_spelling
 
+        if isinstance(call.func, cst.Name) and call.func.value in self.nested:
+            return True
         found, callee = evaluate_spelling(call.func, self.resolution.namespace())
         return found and _is_user_function(callee)
 

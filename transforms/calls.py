@@ -32,6 +32,7 @@ import weakref
 import libcst as cst
 
 from . import codegen, transform_cache
+from .adjoints import call
 from .anf import is_literal
 from .call_kinds import GENERIC, CallKinds, callee_shapes, parameters
 from .edges import unalias_constants
@@ -39,7 +40,7 @@ from .naming import Namer
 from .optimize import optimize
 from .parse import parse_function
 from .resolve import resolve
-from .reverse import reverse_sweeps, without_defaults
+from .reverse import changes_in_place, reverse_sweeps, without_defaults
 from .reverse_loops import assigned_names
 from .walk import _NameReader, visit
 
@@ -186,10 +187,14 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     saved = [name for name in dict.fromkeys(read) if name in defined]
     saved_tuple = cst.Tuple(tuple(cst.Element(cst.Name(n)) for n in saved))
     unset = [n for n in saved if n not in split.params]  # a branch may not assign them
+    # the caller goes on using the result after the backward half has changed the function's
+    # arrays and lists back in place: ``y = np.zeros(3); y[0] = x[0] ** 2; return y`` gave its
+    # caller y with the slot the backward half restored (the value 0.0, a wrong gradient)
+    output = call("snapshot", nf.output) if changes_in_place(analysis.activity) else nf.output
     forward_body = [
         *(_line(cst.Assign((cst.AssignTarget(cst.Name(n)),), cst.Name("None"))) for n in unset),
         *sweeps.primal,
-        _line(cst.Return(cst.Tuple((cst.Element(nf.output), cst.Element(saved_tuple))))),
+        _line(cst.Return(cst.Tuple((cst.Element(output), cst.Element(saved_tuple))))),
     ]
     backward_body = [
         _line(cst.Assign((cst.AssignTarget(saved_tuple),), cst.Name(saved_name))),

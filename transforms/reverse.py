@@ -127,23 +127,29 @@ def _kept_value(
     adjoint sweep changes back). `rebind`: kept under its own name."""
     if not isinstance(output, cst.Name):
         return output, []
-    mutated = {
-        op.args[0].value
-        for _, op in activity.operations
-        if op.primitive in (SETITEM, POP, APPEND) and isinstance(op.args[0], cst.Name)
-    }
     assigned = AssignedNames()
     for line in sweeps.adjoint:
         visit(line, assigned)
     # whatever the function changes in place, the value may hold or view: ``return
     # np.flipud(y1)`` after ``y1[1] += x`` came back with y1's slot as the adjoint sweep put
     # it back (fuzz seed 3801839), and so did an aux holding y1 in a tuple or a dict
-    changed = bool(mutated)
+    changed = changes_in_place(activity)
     if not changed and output.value not in assigned.names:
         return output, []
     value = output if rebind else cst.Name(namer.fresh("value"))
     kept = call("snapshot", output) if changed else output
     return value, [cst.SimpleStatementLine((cst.Assign((cst.AssignTarget(value),), kept),))]
+
+
+def changes_in_place(activity: Activity) -> bool:
+    """Whether the function writes a slot, appends or pops: then its adjoint sweep changes
+    those values back in place (slot by slot, popping what was appended), and a value that
+    leaves the primal sweep -- the output the caller goes on using, a forward half's result --
+    must be a copy taken before it does (`snapshot`)."""
+    return any(
+        op.primitive in (SETITEM, POP, APPEND) and isinstance(op.args[0], cst.Name)
+        for _, op in activity.operations
+    )
 
 
 def reverse_sweeps(
@@ -400,7 +406,7 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
         slots = cst.Subscript(cst.Name(name), index)
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
-            contribution = call("saved_slot", cst.Name(name), index_value(index))
+            contribution = call("written_slots", cst.Name(name), index_value(index))
             # (a number too: ``y[1:] = s`` gives s the sum over the slots)
             contribution = call("unbroadcast", contribution, value)
             # an array's slots are full; a list's or dict's element adjoint may be a number

@@ -24,6 +24,7 @@ from ..adjoint_helpers import (
     saved_slot,
     unbroadcast,
     unreduce,
+    written_slots,
     zero_adjoint,
 )
 from ..array_helpers import (
@@ -64,6 +65,7 @@ from ..containers import (
     batch_saved_slot,
     batch_split_like,
     batch_unstack,
+    batch_written_slots,
     by_element,
     container_adjoint,
     joined_part,
@@ -72,6 +74,7 @@ from ..containers import (
     repeated,
     repeated_part,
     slot_key,
+    snapshot,
 )
 from ..helper_tangents import (
     add_to_diagonal_jvp,
@@ -151,6 +154,7 @@ registry.linear(
     unreduce,
     fresh_adjoint,
     saved_slot,
+    written_slots,
     index_adjoint,
     reverse_cumsum,
     split_like,
@@ -187,7 +191,7 @@ registry.linear(real_part_of, positions=(1,))
 registry.linear(conjugate_if_complex)
 registry.linear(absolute_slope_tangent)
 registry.linear(accumulate_at, positions=(0, 2))
-registry.linear(fresh_containers, unaliased)
+registry.linear(fresh_containers, unaliased, snapshot)  # copies
 
 
 @registry.batched(by_element)
@@ -218,6 +222,16 @@ def fresh_containers_batched(tangents, ans, value):
 @registry.batched(unaliased)
 def unaliased_batched(tangents, ans, value, sources):
     return unaliased(tangents[0], sources)
+
+
+@registry.vjp(snapshot)
+def snapshot_(g, ans, value):
+    return g
+
+
+@registry.batched(snapshot)
+def snapshot_batched(tangents, ans, value):
+    return snapshot(tangents[0])  # a batched tangent is copied like any value
 
 
 registry.linear(diagonal_directions, positions=(1,))
@@ -366,6 +380,11 @@ def fresh_adjoint_(tangents, ans, g, x):
 @registry.batched(saved_slot)
 def saved_slot_(tangents, ans, x, index):
     return batch_saved_slot(tangents[0], index)
+
+
+@registry.batched(written_slots)
+def written_slots_(tangents, ans, g, index):
+    return batch_written_slots(tangents[0], index)
 
 
 @registry.jvp(matmul_tangent)

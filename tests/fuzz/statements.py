@@ -332,7 +332,21 @@ class ProgramGenerator(IdiomStatements, Generator):
         ]
         if masks:
             forms.append(lambda: fmt(f"{name}[{self.choice(masks)}] = {{}}", self.scalar(scope, 1)))
+        if self.chance(0.3):  # integer lists, which may name one slot twice (NumPy keeps the
+            # last value written there; ``+=`` reads the slots once, so it adds one value)
+            three = self.slots(3)
+            forms = [
+                lambda: fmt(f"{name}[{three}] = {{}}", self.vector(scope, 1)),
+                lambda: fmt(f"{name}[{three}] += {{}}", self.vector(scope, 1)),
+                lambda: fmt(f"{name}[{self.slots(2)}] = {{}}", self.scalar(scope, 1)),
+                lambda: fmt(f"{name}[{self.slots(2)}] *= {{}}", self.scalar(scope, 1)),
+            ]
         return [Simple(self.choice(forms)())]
+
+    def slots(self, count: int) -> str:
+        """An integer list indexing a 3-vector, often with a slot named twice (``[0, 0, -1]``,
+        ``[2, -1]``)."""
+        return "[" + ", ".join(self.choice(("0", "1", "2", "-1", "-3")) for _ in range(count)) + "]"
 
     def matrix_write(self, scope, name: str) -> Text:
         """A write into the matrix `name`: a row, an element (``Y[i][j] = s`` writes through the
@@ -345,6 +359,8 @@ class ProgramGenerator(IdiomStatements, Generator):
             lambda: fmt(f"{name}[:, {j}] += {{}}", self.vector(scope, 1)),
             lambda: fmt(f"{name}[{i}] *= {{}}", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[1:, :2] -= {{}}", self.scalar(scope, 1)),
+            # pairs of integer lists, which may name one element twice
+            lambda: fmt(f"{name}[{self.slots(3)}, {self.slots(3)}] = {{}}", self.vector(scope, 1)),
         ]
         return self.choice(forms)()
 
@@ -419,6 +435,14 @@ class ProgramGenerator(IdiomStatements, Generator):
         """A function defined inside ``f`` and called at once: its parameter is named like a
         local of ``f`` when one of its kind exists (its reads are its own), its body reads
         its parameters and the globals (normal form inlines it where it is called)."""
+        arrays = self.of_kind(scope, "V", mutable=True)
+        if arrays and self.chance(0.6):  # no result: it writes into an array of f's
+            array, name = self.choice(arrays), self.fresh(scope, "put")
+            own = {"k": Var("I", bound=2), "r": Var("S"), array: scope[array]}
+            write = self.choice(("{}[k] = {}", "{}[k] += {} * r", "{}[[k, 0]] = {}"))
+            body = [Simple(fmt(write.format(array, "{}"), self.scalar(own, 1)))]
+            call = fmt(f"{name}({self.index(scope, 3)}, {{}})", self.scalar(scope))
+            return [Block(Text.plain(f"def {name}(k, r):"), body), Simple(call)]
         kind = self.choice("SV")
         same = [n for n in self.assignable(scope) if scope[n].kind == kind]
         param = self.choice(same) if same and self.chance(0.7) else ("p" if kind == "S" else "q")
@@ -613,7 +637,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(8)
+            form = self.rng.randrange(9)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -686,6 +710,21 @@ class ProgramGenerator(IdiomStatements, Generator):
                 body.append(Simple(fmt("return {}", self.value(scope, kind))))
                 self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
                 self.helper_sigs.append((name, kind, (kind,)))
+            elif form == 8:  # an array built by slot writes and returned: a callee that
+                # changes something in place is a call (its backward half undoes its writes)
+                kind = self.choice("SV")
+                name = f"bd{number}"
+                scope = {"a": Var(kind), "b": Var("S"), "c": Var("S")}
+                start = self.choice(("np.zeros(3)", "np.ones(3) * b", "({}) * 1.0"))
+                body = [Simple(fmt("y = " + start, self.vector(scope, 1)))]
+                scope["y"] = Var("V", mutable=True)
+                body.append(Simple(fmt(f"y[{self.index(scope, 3)}] = {{}}", self.scalar(scope, 1))))
+                for _ in range(self.rng.randrange(0, 3)):
+                    body += self.s_array_write(scope, 1, None)
+                ending = self.choice(("return y", "return y[::-1]", "return y * c"))
+                body.append(Simple(Text.plain(ending)))
+                self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
+                self.helper_sigs.append((name, "V", (kind,)))
             elif form == 7:  # a list argument read as one array, in a callee that stays a
                 # call (recursive): it cannot see that its parameter is a list
                 name = f"ls{number}"
