@@ -107,7 +107,7 @@ ELEMENTWISE = [
         (((3, 4), (3, 4), (3, 4)), ((4,), (3, 4), ()), ((), (), ())),
         domain=((-2.0, 2.0), POSITIVE, (-2.0, 2.0)),
     ),
-    *_binary([math.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
+    *_binary([math.pow, builtins.pow], domain=(POSITIVE, (-2.0, 2.0)), shapes=SCALAR_PAIR),
     *_binary([math.atan2], shapes=SCALAR_PAIR),
     Row(math.log, SCALAR_PAIR, domain=(POSITIVE, (1.5, 3.0))),
     Row(
@@ -468,7 +468,9 @@ SYMBOLIC = [
     *_sym([operator.truediv, np.divide], lambda x, y: x / y, ((-2.0, 2.0), POSITIVE)),
     *_sym([operator.neg, np.negative], lambda x: -x),
     *_sym([operator.pos, np.positive, builtins.float, np.float64, np.copy], lambda x: x),
-    *_sym([operator.pow, np.power, math.pow], lambda x, y: x**y, (POSITIVE, (-2.0, 2.0))),
+    *_sym(
+        [operator.pow, np.power, math.pow, builtins.pow], lambda x, y: x**y, (POSITIVE, (-2.0, 2.0))
+    ),
     *_sym([operator.mod, np.mod], lambda x, y: x - y * sp.floor(x / y), ((0.1, 3.0), POSITIVE)),
     *_sym([np.square], lambda x: x**2),
     *_sym([np.sqrt, math.sqrt], sp.sqrt, POSITIVE),

@@ -168,3 +168,35 @@ def test_a_nested_function_called_for_its_writes_is_inlined():
     # a call whose result goes unread was kept as written while the definition was gone:
     # NameError: name 'put' is not defined, raised in generated code
     _every_mode(writes_through_a_nested_function, np.array([0.5, 1.2, 0.8]))
+
+
+# -- a tuple assignment whose later values are views of what an earlier target writes -----------
+
+
+def swap_rows(a):
+    b = a.copy()
+    b[0], b[2] = b[2], b[0]  # rows are views: NumPy leaves both equal to the old b[2]
+    return np.sum(b * np.arange(9.0).reshape(3, 3))
+
+
+def swap_row_copies(a):
+    b = a.copy()
+    b[0], b[2] = b[2].copy(), b[0].copy()
+    return np.sum(b * np.arange(9.0).reshape(3, 3))
+
+
+def swap_entries(x):
+    y = x * 1.0
+    y[0], y[2] = y[2], y[0]  # numbers: a swap
+    return np.sum(y * W)
+
+
+def test_a_later_value_viewing_an_earlier_target_is_refused_where_it_is_a_view():
+    # the derivative was that of a swap, NumPy's value is not one: silently wrong
+    with pytest.raises(sg.TransformError, match=r"'b' is written into here.*\(b\[2\]\)") as info:
+        sg.grad(swap_rows)(np.ones((3, 3)))
+    assert info.value.lineno == swap_rows.__code__.co_firstlineno + 2
+    a = np.arange(9.0).reshape(3, 3) / 7.0
+    for f in (swap_row_copies,):
+        np.testing.assert_allclose(sg.grad(f)(a), numerical_gradient(f, (a,), 0), atol=1e-7)
+    _every_mode(swap_entries, X)

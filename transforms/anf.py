@@ -801,6 +801,9 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
         listed = self.listed(expr)
         if listed is not None:
             return listed
+        literal = self.keyword_dict(expr)
+        if literal is not None:
+            return literal
         spelled = (
             self.resolution.spell(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
         )

@@ -142,6 +142,19 @@ class ContainerNormalizing:
             cst.ListComp(elt=item, for_in=cst.CompFor(target=item, iter=arg.value))
         )
 
+    def keyword_dict(self, call: cst.Call) -> cst.BaseExpression | None:
+        """``dict(a=u, b=v)`` as the literal ``{"a": u, "b": v}`` (and ``dict()`` as ``{}``),
+        or None for any other call."""
+        if not is_builtin_call(call, "dict", self.resolution):
+            return None
+        if any(arg.keyword is None or arg.star for arg in call.args):
+            return None
+        elements = tuple(
+            cst.DictElement(cst.SimpleString(repr(arg.keyword.value)), arg.value)
+            for arg in call.args
+        )
+        return self.atom(cst.Dict(elements))
+
     def transposed(self, call: cst.Call) -> cst.Name | None:
         """``zip(*rows)`` as the comprehension of its columns, or None for any other call."""
         if not is_builtin_call(call, "zip", self.resolution):

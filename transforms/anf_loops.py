@@ -247,7 +247,12 @@ class LoopNormalizing:
             else:
                 sequences = [counter, self.sequence_atom(inner)]
         elif is_builtin_call(source, "zip", self.resolution):
-            sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
+            columns = self.transposed(source)  # zip(*rows): a loop over the columns
+            if columns is not None:
+                sequences = [columns]
+            else:  # (a star of a tuple whose items are known: written out)
+                source = self.spread(source)
+                sequences = [self.sequence_atom(a.value) for a in source.args if a.keyword is None]
         else:
             sequences = [self.sequence_atom(source)]
         names = target_names(target, len(sequences))

@@ -16,6 +16,7 @@ No libcst here: `s2sgrad.callables` asks too.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import os
 import site
@@ -111,6 +112,22 @@ _FROZEN = (
 )
 
 
+# builtins with no rule, and what to write instead (any other: `_BUILTIN`)
+_BUILTIN_INSTEAD = {
+    "sorted": "np.sort(x) for the values, or np.argsort(x) for an order to index with",
+    "tuple": "a tuple literal (a, b), or list(...)",
+    "zip": "zip(...) as what a for loop or a comprehension runs over",
+    "divmod": "x // y and x % y",
+    "dict": "a dict literal {'a': a}, or dict(a=a)",
+    "reversed": "reversed(...) as what a for loop runs over, or x[::-1]",
+}
+_BUILTIN = "; the builtin {name}() has no derivative in s2sgrad: write {instead}"
+
+
+def _is_builtin(primitive: object, name: str) -> bool:
+    return getattr(builtins, name, None) is primitive
+
+
 def _is_distribution(primitive: object) -> bool:
     """A ``scipy.stats`` distribution object (``scipy.stats.norm``), called to freeze it.
     (SciPy is only looked at if the program imported it.)"""
@@ -132,6 +149,9 @@ def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> st
         return _FROZEN.format(example="scipy.stats.norm")
     if primitive is None or not callable(primitive):
         return ""
+    if _is_builtin(primitive, name):
+        instead = _BUILTIN_INSTEAD.get(name, "the computation with NumPy functions instead")
+        return _BUILTIN.format(name=name, instead=instead)
     params = ", ".join(_parameter_names(primitive))
     short = name.rpartition(".")[2] or "primitive"
     if mode == "reverse":

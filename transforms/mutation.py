@@ -55,6 +55,7 @@ from .in_place import (
     INT,
     LITERALS,
     MUTABLE,
+    NUMBERS,
     PLAIN_ATTRIBUTES,
     SCALAR,
     VIEW_ATTRIBUTES,
@@ -289,8 +290,8 @@ class _Walker(CallWalker):
             starred = [isinstance(e, cst.StarredElement) for e in target.elements]
             if any(starred):  # first, *rest = xs: the items are xs's, rest a new list
                 values = [None] * len(values)
-            for element, item, item_refs, star in zip(
-                target.elements, values, items, starred, strict=True
+            for k, (element, item, item_refs, star) in enumerate(
+                zip(target.elements, values, items, starred, strict=True)
             ):
                 if star and isinstance(element.value, cst.Name):
                     listed = Refs(self.new_token(), item_refs.all, None, item_refs.kind)
@@ -298,8 +299,29 @@ class _Walker(CallWalker):
                     state.containers.add(element.value.value)
                     continue
                 self.bind(element.value, item_refs, state, item)
+                self.stale_items(element.value, target.elements[k + 1 :], items[k + 1 :], state)
         elif isinstance(target, cst.Subscript):
             self.item_write(target, refs, state, target, in_place=False)
+
+    def stale_items(self, written, targets, later: list[Refs], state: State) -> None:
+        """After ``a[i]`` of a tuple assignment is written, the values the later targets get
+        were read before the write: one that is a view of `a` gets what the write left
+        there (``B[0], B[2] = B[2], B[0]`` on rows leaves both rows equal, where normal
+        form, which reads values, would swap them)."""
+        if not (isinstance(written, cst.Subscript) and isinstance(written.value, cst.Name)):
+            return
+        base = written.value.value
+        tokens = state.memory[base].own if base in state.memory else frozenset()
+        for target, refs in zip(targets, later, strict=True):
+            if refs.kind not in NUMBERS and refs.surely & tokens:
+                raise self.parsed.error(
+                    written,
+                    f"{base!r} is written into here, and the value a later target of this "
+                    f"assignment gets ({_code(target.value)}) shares its memory (a view of "
+                    f"the same array), read before the write: NumPy assigns it as the write "
+                    f"left it, so the values are not swapped; take copies on the right "
+                    f"(.copy()), or write the slots at once ({base}[[0, 2]] = {base}[[2, 0]])",
+                )
 
     def refs_of(self, expr, state: State) -> Refs:
         """The references of an already walked expression (a name, read again)."""
@@ -561,3 +583,7 @@ def _makes_container(value, state: State) -> bool:
     if isinstance(value, cst.BinaryOperation):
         return _is_container_expr(value.left, state) or _is_container_expr(value.right, state)
     return isinstance(value, cst.Name) and value.value in state.containers
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(()).code_for_node(node)

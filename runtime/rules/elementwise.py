@@ -76,7 +76,7 @@ def positive(g, ans, x):
     return g
 
 
-@vjp(operator.pow, np.power, math.pow, elementwise=True)
+@vjp(operator.pow, np.power, math.pow, builtins.pow, elementwise=True)
 def power(g, ans, x, y):
     # g * y * x ** (y - 1), exactly 0 where y is 0 (x ** 0 is constant, also at x = 0); the
     # exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf)

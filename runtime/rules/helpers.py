@@ -224,11 +224,6 @@ def unaliased_batched(tangents, ans, value, sources):
     return unaliased(tangents[0], sources)
 
 
-@registry.vjp(snapshot)
-def snapshot_(g, ans, value):
-    return g
-
-
 @registry.batched(snapshot)
 def snapshot_batched(tangents, ans, value):
     return snapshot(tangents[0])  # a batched tangent is copied like any value

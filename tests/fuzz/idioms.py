@@ -1,7 +1,8 @@
 """Statements of issue 18's idioms for the fuzzer: dict views, ``map`` over a lambda, loops
 over list literals, a lambda defining a function, ``with np.errstate(...)``, dict, set and
 nested comprehensions, starred unpacking, ``list(...)``, ``[x, *xs]``, ``zip(*pairs)``,
-``enumerate`` with a start, and NamedTuples built in the function (a mixin of
+``enumerate`` with a start, loops over ``zip(*rows)``, slots swapped by a tuple assignment,
+and NamedTuples built in the function (a mixin of
 `statements.ProgramGenerator`: it uses the generator's scope helpers and expressions)."""
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ class IdiomStatements:
         forms = [self._over_literal, self._mapped, self._local_lambda, self._errstate]
         forms += [self._dict_comprehension, self._nested, self._starred, self._listed]
         forms += [self._columns, self._counted, self._set_of_sizes, self._record]
-        forms += [self._converted, self._rows]
+        forms += [self._converted, self._rows, self._zipped_rows]
+        if self.of_kind(scope, "V", mutable=True) or self.of_kind(scope, "X", mutable=True):
+            forms.append(self._swapped)
         if self.of_kind(scope, "D"):
             forms += [self._items, self._values, self._dict_of_items]
         return self.choice(forms)(scope)
@@ -78,6 +81,40 @@ class IdiomStatements:
         text = fmt(f"{left}, {right} = zip(*[({{}}, {{}}), ({{}}, {{}})])", *pairs[0], *pairs[1])
         scope[left], scope[right] = Var("T", items=("S", "S")), Var("T", items=("S", "S"))
         return [Simple(text)]
+
+    def _zipped_rows(self, scope):
+        """A loop, or a sum over a generator, over the columns of rows (``zip(*rows)``: an
+        item of each row at a time), as many rows as items or fewer."""
+        count = self.choice((2, 3))
+        names = [self.fresh(scope, "e") for _ in range(count)]
+        inner = self.inner(scope)
+        inner.update({n: Var("S") for n in names})
+        rows = [self.vector(scope, 1) for _ in range(count)]
+        rows_text = fmt("(" + ", ".join(["{}"] * count) + ")", *rows)
+        element = self.scalar(inner, 1)
+        targets = ", ".join(names)
+        if self.chance(0.5):
+            return self._result(scope, f"sum({{}} for {targets} in zip(*{{}}))", element, rows_text)
+        total, source = self.fresh(scope, "s"), self.fresh(scope, "R")
+        scope[total] = Var("S")
+        body = [Simple(fmt(f"{total} = {total} + {{}}", element))]
+        return [
+            Simple(fmt(f"{source} = {{}}", rows_text)),
+            Simple(Text.plain(f"{total} = 0.0")),
+            Block(Text.plain(f"for {targets} in zip(*{source}):"), body),
+        ]
+
+    def _swapped(self, scope):
+        """Two slots swapped by a tuple assignment: numbers of a vector (a swap), or rows of a
+        matrix (views: NumPy leaves both equal, which s2sgrad refuses), or their copies."""
+        vectors = self.of_kind(scope, "V", mutable=True)
+        matrices = self.of_kind(scope, "X", mutable=True)
+        name = self.choice(vectors + matrices)
+        i, j = self.choice(("0", "1", "-1")), self.choice(("2", "-3", "1"))
+        copy = ".copy()" if name in matrices and self.chance(0.5) else ""
+        return [
+            Simple(Text.plain(f"{name}[{i}], {name}[{j}] = {name}[{j}]{copy}, {name}[{i}]{copy}"))
+        ]
 
     def _counted(self, scope):
         item, count = self.fresh(scope, "e"), self.fresh(scope, "i")

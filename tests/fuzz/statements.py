@@ -286,9 +286,10 @@ class ProgramGenerator(IdiomStatements, Generator):
 
     def s_dict(self, scope, depth, loop):
         name = self.fresh(scope, "D")
-        text = fmt(
-            f'{name} = {{{{"a": {{}}, "b": {{}}}}}}', self.scalar(scope, 1), self.scalar(scope, 1)
-        )
+        literal = f'{name} = {{{{"a": {{}}, "b": {{}}}}}}'
+        if self.chance(0.4):  # the builtin with keywords: a literal
+            literal = f"{name} = dict(a={{}}, b={{}})"
+        text = fmt(literal, self.scalar(scope, 1), self.scalar(scope, 1))
         scope[name] = Var("D", items=("a", "b"))
         return [Simple(text)]
 
