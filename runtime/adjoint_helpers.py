@@ -43,6 +43,7 @@ __all__ = [
     "match_shape",
     "matmul_left",
     "matmul_right",
+    "real_adjoint",
     "reduced_count",
     "saved_slot",
     "unbroadcast",
@@ -173,6 +174,22 @@ def match_shape(g, x):
         x = np.asarray(x)
     dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
     return np.full(shape, g, dtype=dtype)
+
+
+def real_adjoint(x, g):
+    """`g`, a contribution to the adjoint of `x`, as `x`'s kind of number: its real part when
+    `x` is a real number or array and `g` is complex, `g` itself otherwise.
+
+    The compiler wraps the contributions of an operation whose result may be complex
+    (``x * c`` with a complex ``c``, ``np.fft.fft(x)``) to each of its arguments, so that the
+    adjoint of a real value is real wherever it is read: added in place into the real buffer
+    of ``x`` (``dx[::-1] += g``) and by the rule of what computed ``x`` (``|z|``'s rule
+    multiplies its adjoint by ``conj(z) / |z|``). The imaginary part points off the real line
+    `x` lives on (README, "Complex numbers"). Linear in `g`; no broadcasting, so a lazily
+    broadcast `g` stays lazy."""
+    if np.iscomplexobj(g) and _is_real_value(x):
+        return np.real(g)
+    return g
 
 
 def _is_real_value(x) -> bool:

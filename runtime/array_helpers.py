@@ -82,6 +82,8 @@ def safe_divide(x, y):
             quotient = np.divide(x, y)
     if np.isnan(quotient).any():  # 0/0 or 0/NaN somewhere: those are 0
         quotient = np.where(np.asarray(x) == 0, 0.0, quotient)[()]
+        if np.iscomplexobj(quotient):  # a complex x / 0 is NaN in NumPy; inf, as a real one
+            quotient = np.where((np.asarray(y) == 0) & (np.asarray(x) != 0), np.inf, quotient)[()]
     return quotient
 
 

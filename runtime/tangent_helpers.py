@@ -459,7 +459,12 @@ def batch_fresh_adjoint(t, x):
         return batch_container_adjoint(t, x)
     shape = _shape_of(x)
     t = _lift_to(t, len(shape))
-    return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=np.result_type(t, 1.0))
+    # x's kind too, as `fresh_adjoint`: a complex value's buffer, given real directions (the
+    # cotangents of a reverse Jacobian), must keep the imaginary parts added into it
+    dtype = np.result_type(t, 1.0)
+    if np.iscomplexobj(x):
+        dtype = np.result_type(dtype, 1j)
+    return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=dtype)
 
 
 def accumulate_tangent(tdx, index, tg, dx, g=None):

@@ -39,6 +39,7 @@ class Adjoints:
         active: frozenset[str],
         positive: frozenset[str] = frozenset(),
         by_parts: frozenset[str] = frozenset(),
+        complex_results: frozenset[str] = frozenset(),
     ):
         self.namer = namer
         self.active = active
@@ -47,6 +48,9 @@ class Adjoints:
         # tuples a user function returned, read only element by element (``x, v = step()``):
         # their adjoint is a list with one adjoint per element (see `reverse`)
         self.by_parts = by_parts
+        # names that may hold complex values (`complex_values.complex_names`): contributions
+        # of the operations computing them are made real for a real argument (`as_kind_of`)
+        self.complex_results = complex_results
         self.names: dict[str, str] = {}
         self.full: set[str] = set()
         self.owned: set[str] = set()
@@ -56,7 +60,14 @@ class Adjoints:
 
     def fork(self) -> Adjoints:
         """The state for one branch of an ``if``: same knowledge, its own statements."""
-        branch = Adjoints(self.namer, self.shapes, self.active, self.positive, self.by_parts)
+        branch = Adjoints(
+            self.namer,
+            self.shapes,
+            self.active,
+            self.positive,
+            self.by_parts,
+            self.complex_results,
+        )
         branch.names = dict(self.names)
         branch.full = set(self.full)
         branch.owned = set(self.owned)
@@ -115,7 +126,7 @@ class Adjoints:
         if not positions:
             return node
         args = tuple(
-            a.with_changes(value=self.shapes.representative(a.value))
+            a.with_changes(value=self.representative(a.value))
             if i in positions and a.keyword is None
             else a
             for i, a in enumerate(node.args)
@@ -175,6 +186,30 @@ class Adjoints:
     def comment(self, text: str) -> None:
         self.pending_comment = text
 
+    def representative(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """A value with `expr`'s shape for a helper that reads it for its shape
+        (`ShapeTokens.representative`), but `expr` itself where it may be complex: a batched
+        `unbroadcast` and `match_shape` make the adjoint of a real value real, so a real
+        value standing for a complex one would lose the imaginary part of its adjoint."""
+        if isinstance(expr, cst.Name) and expr.value in self.complex_results:
+            return expr
+        return self.shapes.representative(expr)
+
+    def as_kind_of(
+        self, arg: cst.BaseExpression, contribution: cst.BaseExpression, results
+    ) -> cst.BaseExpression:
+        """`contribution` to the adjoint of `arg` from an operation computing `results`: as
+        it is, or, where a result may be complex and `arg` is not a value that may be
+        complex itself (whose adjoint may be), ``real_adjoint(arg, contribution)``, real for
+        a real `arg` (README, "Complex numbers"). Real programs get no call."""
+        if isinstance(arg, cst.Name) and arg.value in self.complex_results:
+            return contribution
+        if _of_kind(contribution, arg):
+            return contribution  # the rule made it `arg`'s kind already
+        if any(result in self.complex_results for result in results):
+            return call("real_adjoint", arg, contribution)
+        return contribution
+
     def has(self, primal: str) -> bool:
         return primal in self.names
 
@@ -204,7 +239,7 @@ class Adjoints:
         """Ensure the adjoint of `primal` has exactly its shape; return its name."""
         name = self.names[primal]
         if name not in self.full and not self.shapes.is_scalar(cst.Name(primal)):
-            shape_of = self.shapes.representative(cst.Name(primal))
+            shape_of = self.representative(cst.Name(primal))
             self.emit(assign(name, call("match_shape", cst.Name(name), shape_of)))
         self.full.add(name)
         return name
@@ -234,6 +269,20 @@ def comment_line(adjoints: Adjoints, line: cst.If, context: Context) -> None:
         if match:
             adjoints.comment(f"# adjoint of line {match.group(1)}: {match.group(2)}")
             adjoints.last_line = int(match.group(1))
+
+
+# helpers whose result is the kind of number of their argument at this position
+_OF_KIND = {"real_adjoint": 0, "real_part_of": 0, "real_like": 1}
+
+
+def _of_kind(contribution: cst.BaseExpression, arg: cst.BaseExpression) -> bool:
+    """Whether `contribution` is a call making a value `arg`'s kind of number (real for a
+    real `arg`), such as ``real_like(t, x)`` for `x` in the rules of the FFTs."""
+    if not isinstance(contribution, cst.Call):
+        return False
+    position = _OF_KIND.get(dotted_name(contribution.func) or "")
+    args = contribution.args
+    return position is not None and len(args) > position and args[position].value.deep_equals(arg)
 
 
 LINE_COMMENT = re.compile(r"# line (\d+): (.*)")

@@ -35,6 +35,7 @@ from . import codegen, transform_cache
 from .adjoints import call
 from .anf import is_literal
 from .call_kinds import GENERIC, CallKinds, callee_shapes, parameters
+from .complex_values import complex_names
 from .edges import unalias_constants
 from .naming import Namer
 from .optimize import optimize
@@ -171,7 +172,10 @@ def _compile(split: Split, analysis, kinds: CallKinds) -> None:
     shapes = callee_shapes(analysis, kinds)
     seed = namer.fresh("_dout")
     saved_name = namer.fresh("_saved")
-    sweeps = reverse_sweeps(nf, analysis.activity, shapes, namer, cst.Name(seed), False, split_of)
+    complex_results = complex_names(nf.funcdef, analysis.activity, analysis.namespace)
+    sweeps = reverse_sweeps(
+        nf, analysis.activity, shapes, namer, cst.Name(seed), False, split_of, complex_results
+    )
     adjoints = sweeps.adjoints
     grads = cst.Tuple(
         tuple(

@@ -23,7 +23,7 @@ from .anf import NormalForm, normalize
 from .aux import attach_aux, check_output, output_check, split_aux
 from .call_kinds import callee_result
 from .calls import link, split_of
-from .complex_values import may_be_complex
+from .complex_values import complex_names, may_be_complex
 from .edges import entry_edges
 from .fence import fence
 from .forward import ForwardSpec, forward
@@ -215,6 +215,7 @@ def generate_gradient(
             split_of,
             checks,
             complex_possible,
+            complex_names(analysis.nf.funcdef, analysis.activity, analysis.namespace),
         )
         _show(debug, "reverse", funcdef)
         if analysis.aux is not None:

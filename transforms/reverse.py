@@ -79,13 +79,18 @@ def reverse(
     splits=None,
     checks: tuple = (),
     complex_possible: bool = False,
+    complex_names: frozenset[str] = frozenset(),
 ) -> tuple[cst.FunctionDef, list]:
     """Build the gradient function of `nf` (see the module docstring); also return the
     splits of the user functions it calls. `checks` (statements reading the output) run
     between the sweeps, where the output is final; with `complex_possible` every gradient
-    goes through `match_shape`, which gives a real input the real part of its adjoint."""
+    goes through `match_shape`, which gives a real input the real part of its adjoint, and
+    the names that may hold complex values (`complex_names`) are those of
+    `reverse_sweeps`."""
     seed = cst.Float("1.0") if spec.seed is None else cst.Name(spec.seed)
-    sweeps = reverse_sweeps(nf, activity, shapes, namer, seed, spec.seed is None, splits)
+    sweeps = reverse_sweeps(
+        nf, activity, shapes, namer, seed, spec.seed is None, splits, complex_names
+    )
     output, keep = nf.output, []
     if spec.with_value:
         output, keep = _kept_value(nf, activity, sweeps, namer, nf.output)
@@ -160,10 +165,19 @@ def reverse_sweeps(
     seed: cst.BaseExpression,
     scalar_output: bool,
     splits=None,
+    complex_names: frozenset[str] = frozenset(),
 ) -> Sweeps:
-    """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`."""
+    """The primal and adjoint sweeps of `nf`, the output's adjoint starting as `seed`. The
+    contributions of operations whose results may be complex (`complex_names`, from
+    `complex_values.complex_names`) go through `real_adjoint`, so that the adjoint of every
+    real value is real."""
     adjoints = Adjoints(
-        namer, shapes, activity.active, positive_names(activity), _read_by_parts(activity, shapes)
+        namer,
+        shapes,
+        activity.active,
+        positive_names(activity),
+        _read_by_parts(activity, shapes),
+        complex_names,
     )
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
@@ -288,7 +302,8 @@ def _differentiate_append(op: Operation, adjoints: Adjoints) -> None:
             adjoints.full.add(name)
             adjoints.owned.add(name)
         if isinstance(value, cst.Name) and value.value in adjoints.active:
-            adjoints.contribute(value.value, call("part", cst.Name(name), last), full=False)
+            part = adjoints.as_kind_of(value, call("part", cst.Name(name), last), op.targets)
+            adjoints.contribute(value.value, part, full=False)
         # the position is gone: an element appended there earlier starts from zero
         slot = cst.Subscript(cst.Name(name), (cst.SubscriptElement(cst.Index(last)),))
         adjoints.emit(cst.Assign((cst.AssignTarget(slot),), cst.Float("0.0")))
@@ -334,17 +349,23 @@ def _differentiate_pack(op: Operation, adjoints: Adjoints) -> None:
         return
     dt = cst.Name(adjoints.names[target])
     for position, element in enumerate(op.args):
-        _contribute_parts(element, call("part", dt, op.kwargs[str(position)]), adjoints)
+        part = call("part", dt, op.kwargs[str(position)])
+        _contribute_parts(element, part, adjoints, op.targets)
 
 
-def _contribute_parts(element, adjoint: cst.BaseExpression, adjoints: Adjoints) -> None:
+def _contribute_parts(
+    element, adjoint: cst.BaseExpression, adjoints: Adjoints, results: tuple[str, ...]
+) -> None:
     """`adjoint` to the name `element`, or to each name in a nested tuple or list literal
-    (``[(a, 1.0), (2.0, b)]``) its part."""
+    (``[(a, 1.0), (2.0, b)]``) its part; real for a real one where `results` (what the
+    operation computed) may be complex."""
     if isinstance(element, cst.Name) and element.value in adjoints.active:
+        adjoint = adjoints.as_kind_of(element, adjoint, results)
         adjoints.contribute(element.value, adjoint, full=False)
     elif isinstance(element, (cst.Tuple, cst.List)):
         for k, inner in enumerate(element.elements):
-            _contribute_parts(inner.value, call("part", adjoint, cst.Integer(str(k))), adjoints)
+            part = call("part", adjoint, cst.Integer(str(k)))
+            _contribute_parts(inner.value, part, adjoints, results)
 
 
 def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
@@ -383,7 +404,7 @@ def _differentiate_user_call(op: Operation, line, adjoints: Adjoints, context: C
             part = cst.Subscript(cst.Name(grads), (cst.SubscriptElement(cst.Index(index)),))
             if key is not None:  # an argument *args or **kwargs took: its part of theirs
                 part = call("part", part, key_literal(key))
-            _contribute_parts(arg, part, adjoints)
+            _contribute_parts(arg, part, adjoints, op.targets)
 
 
 def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: Context) -> None:
@@ -409,6 +430,7 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             contribution = call("written_slots", cst.Name(name), index_value(index))
             # (a number too: ``y[1:] = s`` gives s the sum over the slots)
             contribution = call("unbroadcast", contribution, value)
+            contribution = adjoints.as_kind_of(value, contribution, op.targets)
             # an array's slots are full; a list's or dict's element adjoint may be a number
             # standing for all of it (the adjoint of np.sum of the element), or a missing 0
             full = array.value not in context.shapes.maybe_sequences and (
@@ -564,17 +586,18 @@ def _contribute(
                     []
                     if full
                     else [
-                        shapes.representative(a)
+                        adjoints.representative(a)
                         for a in op.args
                         if a is not arg and not shapes.is_scalar(a) and not _is_literal_none(a)
                     ]
                 )
                 contribution = call(
-                    "unbroadcast", contribution, shapes.representative(arg), *others
+                    "unbroadcast", contribution, adjoints.representative(arg), *others
                 )
     else:
         # rule results have their argument's shape, except reductions', which broadcast
         full = not op.rule.reduction
+    contribution = adjoints.as_kind_of(arg, contribution, op.targets)
     adjoints.contribute(arg.value, contribution, full=full)
 
 

@@ -20,6 +20,7 @@ from ..adjoint_helpers import (
     match_shape,
     matmul_left,
     matmul_right,
+    real_adjoint,
     reduced_count,
     saved_slot,
     unbroadcast,
@@ -188,6 +189,7 @@ registry.linear(
 )
 registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(real_part_of, positions=(1,))
+registry.linear(real_adjoint, positions=(1,))
 registry.linear(conjugate_if_complex)
 registry.linear(absolute_slope_tangent)
 registry.linear(accumulate_at, positions=(0, 2))
@@ -239,7 +241,8 @@ registry.linear(matmul_right, dot_adjoint_b, inner_adjoint_b, positions=(0, 1))
 @registry.vjp(safe_divide, elementwise=True)
 def safe_divide_(g, ans, x, y):
     # -g * ans / y, written so that a zero g gives 0 even where ans / y is infinite (the
-    # masked branch of a NaN-safe rule, differentiated again)
+    # masked branch of a NaN-safe rule, differentiated again; its forward rule divides by
+    # 1 / tangent, which `safe_divide` makes inf for a zero complex tangent too)
     return safe_divide(g, y), -safe_divide(safe_divide(ans, y), safe_divide(1.0, g))
 
 
@@ -365,6 +368,11 @@ def match_shape_(tangents, ans, g, x):
 @registry.batched(unreduce)
 def unreduce_(tangents, ans, g, x, axis=None, keepdims=False):
     return batch_unreduce(tangents[0], ans, x, axis, keepdims)
+
+
+@registry.batched(real_adjoint)
+def real_adjoint_(tangents, ans, x, g):
+    return real_adjoint(x, tangents[1])  # elementwise: the directions' axis is harmless
 
 
 @registry.batched(fresh_adjoint)
