@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 from s2sgrad.runtime import is_container, is_record, keyed, part
 from s2sgrad.runtime.containers import elements, rebuilt
 from s2sgrad.transforms import transform_cache
 from s2sgrad.transforms.pipeline import GradSpec, analyze
 
+from . import tree
 from .binding import arguments, bind, check_output, check_value, concrete, transformed
 from .callables import as_function
 from .dispatch import CompiledGradient
@@ -128,4 +131,45 @@ def _check_pairs(primals, tangents):
             f"primals and tangents must have the same length; got {len(primals)} and "
             f"{len(tangents)}"
         )
+    pairs = enumerate(zip(primals, tangents, strict=True))
+    tangents = [_checked_tangent(k, primal, tangent) for k, (primal, tangent) in pairs]
     return tuple(primals), tuple(tangents)
+
+
+def _checked_tangent(position: int, primal, tangent):
+    """`tangent` if it is one for `primal` (the same structure, each leaf of its primal's
+    shape), None for the zero tangent of an integer array (a label, an index: the derivative
+    code refused to index with it); otherwise a ValueError naming the argument. A tangent of
+    another shape was broadcast against its primal without a word, a wrong derivative."""
+    if tangent is None:
+        return None
+    primal_leaves, primal_tree = tree.flatten(primal)
+    tangent_leaves, tangent_tree = tree.flatten(tangent)
+    if len(primal_leaves) != len(tangent_leaves) or (
+        len(primal_leaves) != 1 and tangent_tree != primal_tree
+    ):
+        raise ValueError(
+            f"tangents[{position}] must have the structure of primals[{position}] (one array "
+            f"or number per leaf); got {_described(tangent)} for {_described(primal)}"
+        )
+    if all(_is_integer(leaf) for leaf in primal_leaves) and not any(map(np.any, tangent_leaves)):
+        return None  # an integer argument's zero tangent: no derivative, as None says
+    for leaf, tangent_leaf in zip(primal_leaves, tangent_leaves, strict=True):
+        if np.shape(leaf) != np.shape(tangent_leaf):
+            raise ValueError(
+                f"tangents[{position}] must have the shape of primals[{position}], "
+                f"{np.shape(leaf)}; got {np.shape(tangent_leaf)}"
+            )
+    return tangent
+
+
+def _is_integer(value) -> bool:
+    """An integer or boolean NumPy array or scalar (a Python int may be a float's value)."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and dtype.kind in "iub"
+
+
+def _described(value) -> str:
+    if isinstance(value, (np.ndarray, np.generic)):
+        return f"an array of shape {np.shape(value)}"
+    return f"a {type(value).__name__}"

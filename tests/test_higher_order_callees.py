@@ -112,3 +112,28 @@ def test_calling_a_generated_derivative_inside_a_differentiated_function_is_refu
         transform(f)
     assert caught.value.filename == __file__
     assert caught.value.lineno == f.__code__.co_firstlineno + 1
+
+
+def gradient_called_at_once(x):
+    return np.sum(sg.grad(_sin_sum)(x) * x)
+
+
+def gradient_made_inside(x):
+    g = sg.grad(_sin_sum)
+    return np.sum(g(x))
+
+
+def jvp_inside(x):
+    return sg.jvp(_sin_sum, (x,), (x,))[1]
+
+
+@pytest.mark.parametrize("f", [gradient_called_at_once, gradient_made_inside, jvp_inside])
+def test_calling_a_transform_inside_a_differentiated_function_is_refused_at_the_call(f):
+    # it said "only calls of functions and of array methods are supported" (sg.grad(g)(x)),
+    # "calling 'g', a function given as a value" (g = sg.grad(...); g(x)), or suggested
+    # registering a rule for s2sgrad.forward_api.jvp
+    with pytest.raises(sg.TransformError, match=r"calling sg\.(grad|jvp) inside") as caught:
+        sg.grad(f)(X)
+    assert caught.value.filename == __file__
+    assert caught.value.lineno == f.__code__.co_firstlineno + 1  # (where sg.grad is called)
+    assert "sg.hessian(f)" in str(caught.value)

@@ -819,6 +819,8 @@ class _Normalizer(LoopNormalizing, LambdaNormalizing, ContainerNormalizing, Call
                 f"here by its name (or pass the values it needs instead of a function)",
             )
         else:
+            if isinstance(func, cst.Call):  # sg.grad(g)(x): a call of what a call returns
+                self.refuse_generated_callee(func)
             raise self.parsed.error(
                 func, "only calls of functions and of array methods are supported"
             )

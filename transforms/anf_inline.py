@@ -171,7 +171,19 @@ class CalleeInlining:
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return
         fn = self.resolution.function_of(func)
-        if fn is None or getattr(fn, "__wrapped_transform__", None) is None:
+        if fn is None:
+            found, fn = self.resolution.value_of(func)
+            if not found:
+                return
+        if _is_transform(fn):  # sg.grad(f)(x), g = sg.grad(f), sg.jvp(f, ...) inside f
+            raise self.parsed.error(
+                call,
+                f"calling sg.{fn.__name__} inside a function being differentiated is not "
+                f"supported yet: differentiate the original function again instead "
+                f"(sg.hessian(f), sg.hvp(f) or sg.grad(sg.grad(f)) for the derivative of a "
+                f"gradient), or compute the inner derivative outside and pass it in",
+            )
+        if getattr(fn, "__wrapped_transform__", None) is None:
             return
         raise self.parsed.error(
             call,
@@ -319,3 +331,11 @@ class CalleeInlining:
 
 
 _ABSENT = object()
+
+
+def _is_transform(fn) -> bool:
+    """One of s2sgrad's transforms (sg.grad, sg.jvp, ...: what API.md's first table lists)."""
+    import s2sgrad
+
+    names = ("grad", "value_and_grad", "jvp", "vjp", "jacobian", "hessian", "hvp")
+    return any(fn is getattr(s2sgrad, name, None) for name in names)
