@@ -429,14 +429,26 @@ def norm_adjoint(g, ans, x, ord=None, axis=None, keepdims=False):
     g = unreduce(g, x, axis, keepdims)
     ans = unreduce(ans, x, axis, keepdims)
     if not matrix:
-        return g * _vector_norm_derivative(x, ans, ord, axis)
+        return g * _conjugate_if_complex(_vector_norm_derivative(x, ans, ord, axis))
+    if np.iscomplexobj(x) and ord in ("nuc", 2, -2):
+        raise ValueError(
+            f"derivatives of np.linalg.norm(x, ord={ord!r}) are implemented for real matrices "
+            f"only (x is complex)"
+        )
     rows, cols = axis[0] % x.ndim, axis[1] % x.ndim
 
     def to_end(t):
         return np.moveaxis(np.asarray(t), (rows, cols), (-2, -1))
 
     deriv = _matrix_norm_derivative(to_end(x), to_end(ans), ord)
-    return g * np.moveaxis(deriv, (-2, -1), (rows, cols))
+    return g * _conjugate_if_complex(np.moveaxis(deriv, (-2, -1), (rows, cols)))
+
+
+def _conjugate_if_complex(deriv):
+    """d norm / d x in JAX's pairing ``Re(sum(g * dz))``: for a complex `x` the entrywise
+    derivatives, written with ``x`` and ``sign(x) = x / |x|``, are conjugated (|z|'s slope is
+    conj(z) / |z|, README's complex numbers)."""
+    return np.conj(deriv) if np.iscomplexobj(deriv) else deriv
 
 
 def _vector_norm_derivative(x, ans, ord, axis):

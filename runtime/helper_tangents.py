@@ -298,6 +298,11 @@ def norm_adjoint_tangent(tg, tans, tx, g, ans, x, ord=None, axis=None, keepdims=
 
     tx = _one_array(tx, x)
     x = floating(x)
+    if np.iscomplexobj(x) and (tx is not None or tans is not None):  # (linear in g: right)
+        raise ValueError(
+            "second derivatives of np.linalg.norm are implemented for real arrays only "
+            "(x is complex)"
+        )
     matrix = (axis is None and ord is not None and x.ndim == 2) or (
         axis is not None and not isinstance(axis, (int, np.integer)) and len(axis) == 2
     )

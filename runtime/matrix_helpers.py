@@ -46,6 +46,7 @@ __all__ = [
     "permute_rows",
     "phase_unit",
     "qr_factors",
+    "real_factors",
     "svd_factors",
     "svd_factors_tangent",
     "svd_outputs",
@@ -222,6 +223,18 @@ def qr_factors(ans, a, mode="reduced"):
         )
     if np.iscomplexobj(a):
         raise ValueError("derivatives of np.linalg.qr are implemented for real matrices only")
+    return ans
+
+
+def real_factors(ans, a, name):
+    """`ans`, the result of ``np.linalg.{name}(a)``, for rules written for real symmetric
+    matrices (cholesky, eigh, eigvalsh): a complex Hermitian `a` is a ValueError (their
+    derivatives there need conjugates and a phase the rules do not have; they were wrong)."""
+    if np.iscomplexobj(a):
+        raise ValueError(
+            f"derivatives of np.linalg.{name} are implemented for real matrices only "
+            f"(a is complex)"
+        )
     return ans
 
 

@@ -63,6 +63,7 @@ from ..matrix_helpers import (
     other_trans,
     phase_unit,
     qr_factors,
+    real_factors,
     svd_factors,
     svd_factors_tangent,
     svd_outputs,
@@ -87,7 +88,7 @@ jvp = registry.jvp
 
 @vjp(np.linalg.cholesky)
 def cholesky(g, ans, a, upper=False):
-    lower = transpose_if(ans, upper)
+    lower = transpose_if(real_factors(ans, a, "cholesky"), upper)
     p = half_triangle(np.swapaxes(lower, -1, -2) @ transpose_if(g, upper))
     x = triangular_solve(lower, p, 1, True)
     s = np.swapaxes(triangular_solve(lower, np.swapaxes(x, -1, -2), 1, True), -1, -2)
@@ -96,7 +97,7 @@ def cholesky(g, ans, a, upper=False):
 
 @jvp(np.linalg.cholesky)
 def cholesky_(tangents, ans, a, upper=False):
-    lower = transpose_if(ans, upper)
+    lower = transpose_if(real_factors(ans, a, "cholesky"), upper)
     x = triangular_solve(lower, symmetric_from_triangle(tangents[0], upper), 0, True, False, a)
     y = triangular_solve(lower, np.swapaxes(x, -1, -2), 0, True, False, a)
     return transpose_if(lower @ half_triangle(y), upper)
@@ -109,8 +110,9 @@ def cholesky_(tangents, ans, a, upper=False):
 
 @vjp(np.linalg.eigh)
 def eigh(g, ans, a, UPLO="L"):
-    w = ans[0]
-    v = ans[1]
+    f = real_factors(ans, a, "eigh")
+    w = f[0]
+    v = f[1]
     vt = np.swapaxes(v, -1, -2)
     m = vt @ adjoint_part(g, 1, v)
     gw = np.expand_dims(adjoint_part(g, 0, w), -1) * np.eye(np.shape(w)[-1])
@@ -120,8 +122,9 @@ def eigh(g, ans, a, UPLO="L"):
 
 @jvp(np.linalg.eigh)
 def eigh_(tangents, ans, a, UPLO="L"):
-    w = ans[0]
-    v = ans[1]
+    f = real_factors(ans, a, "eigh")
+    w = f[0]
+    v = f[1]
     m = np.swapaxes(v, -1, -2) @ symmetric_from_triangle(tangents[0], UPLO) @ v
     out = (np.einsum("...ii->...i", m), v @ (inverse_gaps(w) * m))
     return out
@@ -129,13 +132,13 @@ def eigh_(tangents, ans, a, UPLO="L"):
 
 @vjp(np.linalg.eigvalsh)
 def eigvalsh(g, ans, a, UPLO="L"):
-    v = np.linalg.eigh(a, UPLO)[1]
+    v = np.linalg.eigh(real_factors(a, a, "eigvalsh"), UPLO)[1]
     return triangle_adjoint((v * np.expand_dims(g, -2)) @ np.swapaxes(v, -1, -2), UPLO)
 
 
 @jvp(np.linalg.eigvalsh)
 def eigvalsh_(tangents, ans, a, UPLO="L"):
-    v = np.linalg.eigh(a, UPLO)[1]
+    v = np.linalg.eigh(real_factors(a, a, "eigvalsh"), UPLO)[1]
     s = symmetric_from_triangle(tangents[0], UPLO)
     return np.einsum("...ji,...jk,...ki->...i", v, s, v)
 
@@ -371,6 +374,11 @@ def svd_factors_(tangents, ans, result, a, full_matrices=True, compute_uv=True, 
 
 @jvp(qr_factors)
 def qr_factors_(tangents, ans, result, a, mode="reduced"):
+    return tangents[0]
+
+
+@jvp(real_factors)
+def real_factors_(tangents, ans, result, a, name):
     return tangents[0]
 
 

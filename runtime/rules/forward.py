@@ -116,7 +116,8 @@ def det(tangents, ans, a):
 
 @jvp(np.linalg.slogdet)
 def slogdet(tangents, ans, a):
-    return np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1)
+    # log|det a| is real: Re(tr(a^-1 da)) (a complex tangent for a complex a before)
+    return np.real(np.trace(np.linalg.solve(a, tangents[0]), axis1=-2, axis2=-1))
 
 
 @jvp(np.linalg.solve)
@@ -127,7 +128,8 @@ def solve(tangents, ans, a, b):
 @jvp(np.linalg.norm)
 def norm(tangents, ans, x, ord=None, axis=None, keepdims=False):
     slope = norm_adjoint(np.ones_like(ans), ans, x, ord, axis, keepdims)
-    return tangent_sum(tangents[0] * slope, x, norm_axes(x, axis), keepdims)
+    # (Re(conj-slope * dz) for a complex x: the norm is real)
+    return tangent_sum(np.real(tangents[0] * slope), x, norm_axes(x, axis), keepdims)
 
 
 # -- batched forward rules of linear primitives that name axes or shapes -------------------------
