@@ -198,7 +198,13 @@ def map_examples(fn, position, args, kwargs):
     for example in batch:
         holder[position] = example
         out.append(fn(*args, **kwargs))
-    if out and isinstance(out[0], (list, tuple)):
+    if not out:  # no directions (a Jacobian of an empty output): what one would be, none of it
+        holder[position] = np.zeros(np.shape(batch)[1:], np.result_type(batch, 1.0))
+        shaped = fn(*args, **kwargs)
+        if isinstance(shaped, (list, tuple)):
+            return [np.zeros((0, *np.shape(piece))) for piece in shaped]
+        return np.zeros((0, *np.shape(shaped)), np.result_type(shaped, 1.0))
+    if isinstance(out[0], (list, tuple)):
         # a sequence per direction (the adjoint of a join, one piece per array joined): a
         # sequence of batched pieces, which need not have one shape between them
         return [np.stack(pieces) for pieces in zip(*out, strict=True)]

@@ -318,6 +318,22 @@ class ComposedGradient:
         self.entry = f"d{f.__name__}d{'_'.join(names)}"
         self.last_source = ""
 
+    def _check_numbers_and_arrays(self, args: tuple) -> None:
+        """A TypeError where the derivative differentiated again, or what it is taken with
+        respect to, is a pytree: the forward code this builds seeds numbers and arrays
+        (NumPy's 'entry not a 2- or 3- tuple' came out of generated code). JAX's grad of a
+        dict-valued function is an error too; sg.hessian and sg.hvp take pytrees."""
+        inner = getattr(transformed(self.f).analysis.spec, "wrt", ())
+        for name in dict.fromkeys((*inner, *self.names)):
+            if name in self.params and is_container(args[self.params.index(name)]):
+                value = args[self.params.index(name)]
+                raise TypeError(
+                    f"sg.grad of a derivative s2sgrad generated, with the argument {name!r} a "
+                    f"{type(value).__name__}: differentiating a derivative again is supported "
+                    f"for numbers and arrays (a derivative with respect to a pytree is a "
+                    f"pytree, not a number); use sg.hessian(f) or sg.hvp(f), which take pytrees"
+                )
+
     def specialize(self, *args) -> types.FunctionType:
         key = tuple(_kind(a) for a in args)
         function = self._functions.get(key)
@@ -340,6 +356,7 @@ class ComposedGradient:
     def _build(self, args: tuple) -> types.FunctionType:
         from s2sgrad.transforms import codegen
 
+        self._check_numbers_and_arrays(args)
         inner = concrete(self.f, args)
         namespace: dict = {}
         lines = []

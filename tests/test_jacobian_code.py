@@ -115,3 +115,22 @@ def test_third_order_grad_through_a_matrix_product():
     third = sg.grad(sg.grad(sg.grad(cubes_of_a_product)))
     c = W @ np.ones(4)
     np.testing.assert_allclose(third(x), 6 * W.T @ (c * c), rtol=1e-10)
+
+
+def _differences_of_one(x):
+    return np.diff(x)  # one element: no outputs
+
+
+def _empty_slice(x):
+    return x[:0] * 2.0
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize(
+    ("f", "x"), [(_differences_of_one, np.array([0.7])), (_empty_slice, np.ones(3))]
+)
+def test_the_jacobian_of_an_empty_output_is_empty(f, x, mode):
+    # reverse mode mapped a rule over no directions: np.stack of nothing raised
+    # ValueError: need at least one array to stack
+    got = sg.jacobian(f, mode=mode)(x)
+    assert got.shape == (0, *x.shape)
