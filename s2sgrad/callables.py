@@ -39,6 +39,10 @@ def as_function(f, what: str, arity: int | None = None) -> types.FunctionType:
         LookupError: `f` is a NumPy, math or builtin function with no gradient rule.
         TypeError: `f` is neither (a class, an object with no rule, ...).
     """
+    if getattr(f, "__sg_hvp__", None) is not None:
+        from .composed import refuse_hvp
+
+        refuse_hvp(f, f"sg.{what}")
     f = python_function(f)
     if isinstance(f, types.FunctionType) and registry.lookup(f) is None:
         own = (getattr(f, "__module__", "") or "").startswith("s2sgrad")  # generated code

@@ -211,7 +211,23 @@ def hvp(f, wrt=0):
         return jvp_of_values(gradient, values, tangents)[1]
 
     hessian_vector_product.__name__ = f"hvp_{f.__name__}"
+    hessian_vector_product.__sg_hvp__ = f  # (not generated code: see `refuse_hvp`)
     return hessian_vector_product
+
+
+HVP_INSTEAD = (
+    "the function sg.hvp returns runs forward-mode code over the generated gradient for each "
+    "call; it has no source of its own and is not transformed again yet: print the "
+    "gradient's code with sg.source(sg.grad(f)), and differentiate f itself (sg.hessian(f), "
+    "or sg.jacobian(sg.hessian(f)) for third derivatives)"
+)
+
+
+def refuse_hvp(fn, what: str) -> None:
+    """A TypeError for `what` (``sg.source``, ``sg.grad``...) of a function sg.hvp returned
+    (its failures were 'wrt=0 is out of range', a zip() error, a missing rule)."""
+    if getattr(fn, "__sg_hvp__", None) is not None:
+        raise TypeError(f"{what} of {fn.__name__}: {HVP_INSTEAD}")
 
 
 @api_boundary

@@ -197,6 +197,9 @@ def _generated_entry(fn, example_args: tuple = ()) -> types.FunctionType:
         compiled.generic()
     if isinstance(fn, types.FunctionType) and hasattr(fn, "__s2sgrad_source__"):
         return fn
+    from .composed import refuse_hvp
+
+    refuse_hvp(fn, "sg.export")
     raise TypeError(
         f"sg.export expects a function returned by an s2sgrad transform (sg.grad(f), ...); "
         f"got {getattr(fn, '__name__', fn)!r}"

@@ -80,6 +80,9 @@ def source(fn, *example_args) -> str:
     """
     compiled = getattr(fn, "__wrapped_transform__", None)
     if not hasattr(compiled, "for_arguments"):
+        from .composed import refuse_hvp
+
+        refuse_hvp(fn, "sg.source")
         raise TypeError(
             f"sg.source expects a function returned by an s2sgrad transform; got {fn!r}"
         )

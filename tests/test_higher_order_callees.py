@@ -137,3 +137,24 @@ def test_calling_a_transform_inside_a_differentiated_function_is_refused_at_the_
     assert caught.value.filename == __file__
     assert caught.value.lineno == f.__code__.co_firstlineno + 1  # (where sg.grad is called)
     assert "sg.hessian(f)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda h: sg.source(h),
+        lambda h: sg.source(h, X, X),
+        lambda h: sg.export(h, "unused.py", X, X),
+        lambda h: sg.jacobian(h)(X, X),
+        lambda h: sg.jvp(h, (X, X), (X, X)),
+        lambda h: sg.grad(h)(X, X),
+    ],
+    ids=["source", "source with arguments", "export", "jacobian", "jvp", "grad"],
+)
+def test_the_function_sg_hvp_returns_says_what_it_is_not(use):
+    # "wrt=0 is out of range: hvp_f takes 0 positional argument(s)", a zip() error, or
+    # "expects a function returned by an s2sgrad transform" (it is one)
+    h = sg.hvp(_sin_sum)
+    with pytest.raises(TypeError, match=r"of hvp__sin_sum: the function sg\.hvp returns"):
+        use(h)
+    np.testing.assert_allclose(h(X, X), sg.hessian(_sin_sum)(X) @ X)

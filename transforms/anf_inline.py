@@ -183,7 +183,7 @@ class CalleeInlining:
                 f"(sg.hessian(f), sg.hvp(f) or sg.grad(sg.grad(f)) for the derivative of a "
                 f"gradient), or compute the inner derivative outside and pass it in",
             )
-        if getattr(fn, "__wrapped_transform__", None) is None:
+        if getattr(fn, "__wrapped_transform__", None) is None and not hasattr(fn, "__sg_hvp__"):
             return
         raise self.parsed.error(
             call,
