@@ -543,6 +543,8 @@ NONDIFFERENTIABLE = [
     np.less,
     np.equal,
     np.isnan,
+    np.iscomplex,
+    np.isrealobj,
     math.floor,
     builtins.round,
     builtins.len,
