@@ -144,7 +144,7 @@ class ContainerAdjoint(dict):
         else:
             raise TypeError(f"cannot add {type(other).__name__} to a container adjoint")
         for key, value in items:
-            out[key] = out[key] + value
+            out[key] = _batched_add(out[key], value) if self.batch is not None else out[key] + value
         return out
 
     __radd__ = __add__
@@ -285,6 +285,18 @@ def batch_saved_slot(t, index):
     else:
         old = t[(slice(None), *(index if isinstance(index, tuple) else (index,)))]
     return old.copy() if isinstance(old, np.ndarray) else old
+
+
+def _batched_add(a, b):
+    """``a + b`` for an element's adjoints with the directions in front: one of them may stand
+    for an array it broadcasts to (a number per direction, ``(batch,)``, for an element of
+    shape ``(batch, 2, 2)``), whose own axes line up behind the directions', not at the end."""
+    missing = np.ndim(a) - np.ndim(b)
+    if missing > 0 and np.ndim(b) >= 1:
+        b = np.expand_dims(b, tuple(range(1, 1 + missing)))
+    elif missing < 0 and np.ndim(a) >= 1:
+        a = np.expand_dims(a, tuple(range(1, 1 - missing)))
+    return a + b
 
 
 def batch_written_slots(t, index):

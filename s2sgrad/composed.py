@@ -339,7 +339,8 @@ class ComposedGradient:
         respect to, is a pytree: the forward code this builds seeds numbers and arrays
         (NumPy's 'entry not a 2- or 3- tuple' came out of generated code). JAX's grad of a
         dict-valued function is an error too; sg.hessian and sg.hvp take pytrees."""
-        inner = getattr(transformed(self.f).analysis.spec, "wrt", ())
+        spec = getattr(transformed(self.f).analysis, "spec", None)  # (a Jacobian's has none)
+        inner = getattr(spec, "wrt", ())
         for name in dict.fromkeys((*inner, *self.names)):
             if name in self.params and is_container(args[self.params.index(name)]):
                 value = args[self.params.index(name)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numerical import numerical_gradient, numerical_jacobian
 
 import s2sgrad as sg
 
@@ -134,3 +135,34 @@ def test_the_jacobian_of_an_empty_output_is_empty(f, x, mode):
     # ValueError: need at least one array to stack
     got = sg.jacobian(f, mode=mode)(x)
     assert got.shape == (0, *x.shape)
+
+
+def _chain(a, b, c):
+    return np.linalg.multi_dot([a, b, c])
+
+
+def _chain_energy(a, b, c):
+    return np.sum(np.linalg.multi_dot([a, b, c]) ** 2)
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2])
+def test_batched_list_adjoints_line_up_behind_the_directions(wrt):
+    # the adjoint of a list element read whole (a number per direction, shape (4,)) was
+    # added to an element's batched adjoint (4, 2, 2) at the end: "operands could not be
+    # broadcast together" in the reverse Jacobian and the Hessian of np.linalg.multi_dot
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((2, 3)), rng.standard_normal((3, 2)), rng.standard_normal((2, 2))]
+
+    def moved(f, z):
+        return f(*[z if k == wrt else arg for k, arg in enumerate(args)])
+
+    want = numerical_jacobian(lambda z: moved(_chain, z), args[wrt])
+    got = sg.jacobian(_chain, wrt=wrt, mode="reverse")(*args)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    hessian = numerical_jacobian(
+        lambda z: numerical_gradient(lambda y: moved(_chain_energy, y), (z,), 0, 1e-5),
+        args[wrt],
+        1e-4,
+    )
+    got = sg.hessian(_chain_energy, wrt=wrt)(*args)
+    np.testing.assert_allclose(got, hessian, rtol=1e-4, atol=1e-4)
