@@ -14,6 +14,7 @@ every tape (as in TensorFlow, where a value that left through NumPy loses its hi
 
 from __future__ import annotations
 
+import functools
 import operator
 import os
 import sys
@@ -117,6 +118,8 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if recording and _followed(self):
             level = _user_frame()
+            if level == _DERIVATIVE_CODE:
+                raise TypeError(_NESTED_THROUGH_A_HELPER)
             if level is not None:
                 warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
         value = np.asarray(self._value)
@@ -307,9 +310,9 @@ class Tensor:
     def copy(self):
         return apply(np.copy, (self,))
 
-    def astype(self, dtype):
+    def astype(self, dtype, copy=True):
         """A Tensor of another dtype: floating to floating keeps the gradient, to integer
-        drops it (integer values carry no gradient)."""
+        drops it (integer values carry no gradient). (`copy`: NumPy's, always a new Tensor.)"""
         kind = np.dtype(dtype).kind
         if kind in "fc" and self.dtype.kind in "fc":
             return apply(_cast_to(np.dtype(dtype)), (self,))
@@ -624,10 +627,27 @@ _LEFT_THE_TAPE = (
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep  # s2sgrad's own files
 
 
+_DERIVATIVE_CODE = -1  # `_user_frame`: derivative code's helpers asked for the plain value
+_NESTED_THROUGH_A_HELPER = (
+    "a gradient computed while an outer GradientTape records goes through a derivative rule "
+    "(a helper of s2sgrad's runtime) that the outer tape cannot follow: its second "
+    "derivative would be wrong. Compute second derivatives of such functions with "
+    "sg.hessian(f), sg.hvp(f) or sg.jacobian(sg.grad(f))"
+)
+
+
 def _user_frame() -> int | None:
     """The `stacklevel` of the first caller outside NumPy, SciPy and s2sgrad: the user's line
     that handed the Tensor over (``np.var([t, u])``, ``scipy.linalg.expm(t)``). None where
-    s2sgrad itself asked for the plain value (``sg.nn.softmax``'s constant shift)."""
+    s2sgrad itself asked for the plain value (``sg.nn.softmax``'s constant shift);
+    `_DERIVATIVE_CODE` where the helpers derivative code calls did (under a nested tape, the
+    inner gradient's code runs on the outer tape's Tensors)."""
+    runtime = _runtime_folder()
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_filename.startswith(runtime):
+        return _DERIVATIVE_CODE
     libraries = tuple(
         os.path.dirname(module.__file__) + os.sep
         for name in ("numpy", "scipy", "s2sgrad")
@@ -639,6 +659,16 @@ def _user_frame() -> int | None:
     while frame.f_back is not None and frame.f_code.co_filename.startswith(libraries):
         frame, level = frame.f_back, level + 1
     return level
+
+
+_NUMPY = os.path.dirname(np.__file__) + os.sep
+
+
+@functools.cache
+def _runtime_folder() -> str:
+    from s2sgrad import runtime
+
+    return os.path.dirname(os.path.abspath(runtime.__file__)) + os.sep
 
 
 def _followed(tensor) -> bool:

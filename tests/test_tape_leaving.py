@@ -69,3 +69,24 @@ def test_outside_a_tape_nothing_is_said():
         warnings.simplefilter("error")
         assert np.asarray(sg.Variable(np.ones(2))).shape == (2,)
         np.var([sg.constant(1.0), sg.constant(2.0)])
+
+
+def test_a_nested_tape_through_a_rule_its_outer_tape_cannot_follow_is_an_error():
+    # the inner gradient's code runs on the outer tape's Tensors; np.linalg.norm's rule calls
+    # helpers that make them plain arrays: an AttributeError ('Tensor' object has no attribute
+    # 'any'), or, had it gone on, a Hessian missing those terms (silently but for a warning
+    # pointing into s2sgrad's runtime)
+    x, y = sg.Variable(np.array([0.3, -0.5, 1.2])), sg.Variable(np.array([1.0, 0.2, -0.4]))
+    with sg.GradientTape() as outer:
+        with sg.GradientTape() as inner:
+            out = np.linalg.norm(x - y) ** 3
+        with pytest.raises(TypeError, match="outer tape cannot follow"):
+            inner.gradient(out, x)
+    x = sg.Variable(np.array([0.3, -0.5, 1.2]))
+    with sg.GradientTape() as outer:  # (a rule of NumPy operations alone: followed)
+        with sg.GradientTape() as inner:
+            out = np.sum(np.sin(x) * x)
+        gx = inner.gradient(out, x)
+    v = x.numpy()
+    want = np.diag(2 * np.cos(v) - v * np.sin(v))
+    np.testing.assert_allclose(outer.jacobian(gx, x).numpy(), want, rtol=1e-12)
