@@ -81,8 +81,8 @@ def zero_tangent(x, batch=None):
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}
         return type(x)(zero_tangent(value, batch) for value in x)
-    if isinstance(x, (range, slice, str, type(None))):  # bookkeeping a stack carries
-        return 0.0
+    if isinstance(x, (range, slice, str, type(None))) or x is Ellipsis:
+        return 0.0  # bookkeeping a stack carries, an index (einsum's sublists hold ...)
     shape = np.shape(x)
     if batch is None:
         if not shape and isinstance(x, (float, int)):

@@ -166,3 +166,22 @@ def test_batched_list_adjoints_line_up_behind_the_directions(wrt):
     )
     got = sg.hessian(_chain_energy, wrt=wrt)(*args)
     np.testing.assert_allclose(got, hessian, rtol=1e-4, atol=1e-4)
+
+
+def _sublist_einsum(x, y):
+    return np.sum(np.einsum(x, (Ellipsis, 0, 1), y, (Ellipsis, 1, 2), (Ellipsis, 0, 2)) ** 2)
+
+
+def test_second_derivatives_of_einsum_with_sublists_holding_an_ellipsis():
+    # the zero tangent of the sublists' Ellipsis: "Cannot interpret 'Ellipsis' as a data type"
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 3, 2))
+    hessian = numerical_jacobian(
+        lambda z: numerical_gradient(lambda w: _sublist_einsum(x, w), (z,), 0, 1e-5), y, 1e-4
+    )
+    np.testing.assert_allclose(sg.hessian(_sublist_einsum, wrt=1)(x, y), hessian, atol=1e-4)
+    mixed = numerical_jacobian(
+        lambda z: numerical_gradient(lambda w: _sublist_einsum(w, z), (x,), 0, 1e-5), y, 1e-4
+    )
+    got = sg.grad(sg.grad(_sublist_einsum), wrt=1)(x, y)
+    np.testing.assert_allclose(got, mixed.reshape((-1, *y.shape)).sum(axis=0), atol=1e-4)
