@@ -125,7 +125,10 @@ def lift_tangent(t, x, ans, extra=0):
     """A batched tangent of `x` given the rank of `ans` (axes of length 1 inserted behind
     the batch axis), so it broadcasts against `ans`-shaped values the way `x` does. An
     unbatched tangent (the rank of `x`) already does and is returned as it is. `extra` counts
-    result axes `x` does not broadcast against (a vector operand of ``@`` drops one)."""
+    result axes `x` does not broadcast against (a vector operand of ``@`` drops one). A list
+    or tuple joined to another (``args + (ones,)``) is no array: its tangent stays a list."""
+    if isinstance(ans, (list, tuple)) or isinstance(t, (list, tuple)):
+        return t
     missing = np.ndim(ans) + extra - np.ndim(x)
     if missing <= 0 or np.ndim(t) == np.ndim(x):
         return t

@@ -185,3 +185,22 @@ def test_second_derivatives_of_einsum_with_sublists_holding_an_ellipsis():
     )
     got = sg.grad(sg.grad(_sublist_einsum), wrt=1)(x, y)
     np.testing.assert_allclose(got, mixed.reshape((-1, *y.shape)).sum(axis=0), atol=1e-4)
+
+
+def _concat_and_multiply(weights, *args):  # autograd's examples/rnn.py
+    cat_state = np.hstack(args + (np.ones((args[0].shape[0], 1)),))  # noqa: RUF005 (a join)
+    return np.dot(cat_state, weights)
+
+
+def _rnn_step(w, x):
+    return np.sum(np.tanh(_concat_and_multiply(w, x, 2 * x)))
+
+
+def test_the_forward_jacobian_through_a_tuple_joined_in_a_callee():
+    # the batched tangent of ``args + (ones,)`` was lifted to the rank of the tuple, which
+    # NumPy could not read as one array ("inhomogeneous shape")
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal((5, 2)) * 0.3, rng.standard_normal((3, 2))
+    want = numerical_gradient(_rnn_step, (w, x), 0)
+    got = sg.jacobian(_rnn_step, mode="forward")(w, x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
