@@ -175,3 +175,16 @@ def test_a_boolean_test_saved_by_a_callee_needs_no_rule_at_second_order():
     assert sg.grad(squares_a_lambda)(2.0) == pytest.approx(4.0)  # d(x^2) = 2x
     assert sg.hessian(squares_a_lambda)(2.0) == pytest.approx(2.0)
     assert sg.grad(sg.grad(squares_a_lambda))(2.0) == pytest.approx(2.0)
+
+
+def _cosine_of_square(x):
+    return np.cos(np.dot(x, x))
+
+
+def test_a_jacobian_of_a_jacobian_through_a_helper_without_rules_says_what_to_use():
+    # it named s2sgrad.runtime.tangent_helpers.map_examples and suggested registering a rule
+    with pytest.raises(LookupError, match=r"map_examples .*helper of code s2sgrad generated"):
+        sg.jacobian(sg.jacobian(_cosine_of_square, mode="forward"))(X)
+    x = X
+    want = -2 * np.sin(x @ x) * np.eye(3) - 4 * np.cos(x @ x) * np.outer(x, x)
+    np.testing.assert_allclose(sg.jacobian(sg.grad(_cosine_of_square))(x), want, atol=1e-12)

@@ -124,6 +124,13 @@ _BUILTIN_INSTEAD = {
 _BUILTIN = "; the builtin {name}() has no derivative in s2sgrad: write {instead}"
 
 
+_OWN_HELPER = (
+    "; it is a helper of code s2sgrad generated (a Jacobian's batched sweep, for one), which "
+    "cannot be differentiated again yet: for second derivatives use sg.hessian(f) or "
+    "sg.jacobian(sg.grad(f)) (of a weighted sum of a vector function's outputs)"
+)
+
+
 def _is_builtin(primitive: object, name: str) -> bool:
     return getattr(builtins, name, None) is primitive
 
@@ -149,6 +156,8 @@ def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> st
         return _FROZEN.format(example="scipy.stats.norm")
     if primitive is None or not callable(primitive):
         return ""
+    if name.startswith("s2sgrad.runtime."):
+        return _OWN_HELPER
     if _is_builtin(primitive, name):
         instead = _BUILTIN_INSTEAD.get(name, "the computation with NumPy functions instead")
         return _BUILTIN.format(name=name, instead=instead)
