@@ -546,7 +546,9 @@ def _rank_key(low: Lowered, rendered: tuple[str, dict]) -> tuple:
     each array's number of dimensions in place of its shape."""
     source, namespace = rendered
     kinds, shapes, version = low.key[2:]
-    ranks = tuple((kind[0], len(kind[1])) if kind.__class__ is tuple else kind for kind in shapes)
+    ranks = tuple(
+        (kind[0], len(kind[1]), *kind[2:]) if kind.__class__ is tuple else kind for kind in shapes
+    )
     return ("ranks", source, tuple(map(id, namespace.values())), kinds, ranks, version)
 
 
@@ -563,7 +565,11 @@ def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
     if not wrt:
         return Compiled(primal, None, (), source, kinds)
     given = tuple(f"t{n}" for n in range(len(low.given)))
-    analysis = analyze(primal, GradSpec(wrt=wrt, wrt_is_tuple=True, given=given))
+    complex_params = tuple(
+        _arg_name(low, i) for i, v in enumerate(low.values) if np.iscomplexobj(v)
+    )
+    spec = GradSpec(wrt=wrt, wrt_is_tuple=True, given=given, complex_params=complex_params)
+    analysis = analyze(primal, spec)
     shapes = {  # for the arguments whose kinds are in the plan key (not _VALUE or _SEED)
         _arg_name(low, i): v.shape
         for i, (v, origin) in enumerate(zip(low.values, low.origins, strict=True))

@@ -158,6 +158,9 @@ def _literal_key(value):
 
 
 def _kind(value):
-    """What a compiled specialization depends on: the class, and an array's shape."""
+    """What a compiled specialization depends on: the class, an array's shape, and whether
+    it is complex (its adjoints need their real parts taken where they meet real values)."""
     cls = value.__class__
-    return (cls, value.shape) if cls is np.ndarray else cls
+    if cls is not np.ndarray:
+        return cls
+    return (cls, value.shape) if value.dtype.kind != "c" else (cls, value.shape, "complex")

@@ -63,9 +63,15 @@ class _Reads(cst.CSTVisitor):
 
 
 def may_be_complex(
-    funcdef: cst.FunctionDef, activity: Activity, namespace: Mapping[str, object]
+    funcdef: cst.FunctionDef,
+    activity: Activity,
+    namespace: Mapping[str, object],
+    complex_params: tuple[str, ...] = (),
 ) -> bool:
-    """Whether the normal form `funcdef` may compute with complex numbers (module docstring)."""
+    """Whether the normal form `funcdef` may compute with complex numbers (module docstring);
+    `complex_params`: parameters known to hold complex values (a tape's recorded constants)."""
+    if complex_params:
+        return True
     reads = _Reads()
     visit(funcdef, reads)
     if reads.imaginary or "complex" in reads.names:
@@ -85,7 +91,10 @@ def may_be_complex(
 
 
 def complex_names(
-    funcdef: cst.FunctionDef, activity: Activity, namespace: Mapping[str, object]
+    funcdef: cst.FunctionDef,
+    activity: Activity,
+    namespace: Mapping[str, object],
+    complex_params: tuple[str, ...] = (),
 ) -> frozenset[str]:
     """The names of the normal form `funcdef` that may hold complex values (module docstring):
     results of a primitive that makes them, of a user function, of an operation reading a
@@ -98,6 +107,7 @@ def complex_names(
         for name in _read_names(funcdef)
         if name not in _local_names(funcdef, activity) and _is_complex_constant(namespace, name)
     }
+    names.update(complex_params)
     complex_type = namespace.get("complex") is complex or "complex" not in namespace
     found: set[str] = set()
     changed = True

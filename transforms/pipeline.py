@@ -204,7 +204,7 @@ def generate_gradient(
         if analysis.aux is None and not (spec.seeded or spec.given):  # sg.grad of a user's
             checks = output_check(analysis.nf, analysis.parsed.name)
         complex_possible = may_be_complex(
-            analysis.nf.funcdef, analysis.activity, analysis.namespace
+            analysis.nf.funcdef, analysis.activity, analysis.namespace, spec.complex_params
         )
         funcdef, callees = reverse(
             analysis.nf,
@@ -215,7 +215,9 @@ def generate_gradient(
             split_of,
             checks,
             complex_possible,
-            complex_names(analysis.nf.funcdef, analysis.activity, analysis.namespace),
+            complex_names(
+                analysis.nf.funcdef, analysis.activity, analysis.namespace, spec.complex_params
+            ),
         )
         _show(debug, "reverse", funcdef)
         if analysis.aux is not None:

@@ -43,6 +43,9 @@ class GradSpec:
     # reverse mode: intermediates handed in as parameters instead of recomputed (a tape's
     # recorded values); parameters the result never reads are dropped (see transforms/given.py)
     given: tuple[str, ...] = ()
+    # reverse mode: parameters known to hold complex values (a tape's recorded constants,
+    # which are parameters of the code it lowers; `complex_values`)
+    complex_params: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

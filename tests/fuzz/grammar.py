@@ -50,6 +50,13 @@ S_UNARY = (
     "pow({}, 2)",
     "pow(1.0 + ({0}) * ({0}), 0.5)",
 )
+V_COMPLEX = (
+    "np.real(({}) * (0.5 - 0.8j))",
+    "np.imag(np.exp(1j * ({})))",
+    "np.abs(({}) + 0.7j)",
+    "np.real(({})[::-1] * np.array([1 + 1j, 2.0, 3j]))",
+    "np.real(np.fft.ifft(np.fft.fft({}) * (1.0 + 0.5j)))",
+)
 V_UNARY = (
     "np.sin({})",
     "np.cos({})",
@@ -229,6 +236,8 @@ class Generator:
             lambda: fmt("sum([{}, {}], {})", a(), a(), a()),
             # a primitive's list of arrays read as one array
             lambda: fmt("np.var(np.split({}, 3)) + np.sum(np.square(np.split({}, 3)))", v(), v()),
+            lambda: fmt("np.abs(np.dot({}, {}) + 0.5j)", v(), v()),
+            lambda: fmt("np.real(np.sum(({}) * (0.3 + 1j)) ** 2)", v()),
         ]
         matrices = [  # (one option among the others: matrices in about half the programs)
             lambda: fmt("np.trace({})", m()),
@@ -291,6 +300,9 @@ class Generator:
             lambda: kink("np.sort({})", "_sort({})", v()),
             # builtin sum of a vector and a number, from a start that varies
             lambda: fmt("sum([{}, {}], {})", v(), a(), a()),
+            # complex values on the way (a real input's derivative is real): a complex
+            # constant, a slice of one, exponentials, the FFT there and back
+            lambda: fmt(self.choice(V_COMPLEX), v()),
         ]
         matrices = [  # products, a row (a view), a column, reductions along an axis
             lambda: fmt("({}) @ ({})", m(), v()),
@@ -370,6 +382,8 @@ class Generator:
             lambda: fmt("({})[:, ::-1]", m()),
             lambda: fmt("np.eye(3) * ({}) + {}", a(), m()),
             lambda: fmt("np.linalg.inv(np.eye(3) * 3.0 + 0.2 * ({}))", m()),
+            lambda: fmt("np.linalg.multi_dot([{}, {}, {}]) / 9.0", m(), m(), m()),
+            lambda: fmt("np.real(({}) * (1.0 + 0.5j))", m()),
         ]
         return self.choice(options)()
 
