@@ -200,3 +200,35 @@ def test_a_later_value_viewing_an_earlier_target_is_refused_where_it_is_a_view()
     for f in (swap_row_copies,):
         np.testing.assert_allclose(sg.grad(f)(a), numerical_gradient(f, (a,), 0), atol=1e-7)
     _every_mode(swap_entries, X)
+
+
+# -- a slot write whose value is the array itself ----------------------------------------------
+
+
+def written_onto_itself(x):
+    y = x * 2
+    y[:] = y
+    return np.sum(y * x)
+
+
+def reversed_onto_itself(x):
+    y = x * 1.0
+    y[::-1] = y  # NumPy copies the overlap first: y is x reversed
+    return np.sum(y * x**2)
+
+
+def permuted_onto_itself(x):
+    y = x * 2
+    y[[2, 0, 1]] = y
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [written_onto_itself, reversed_onto_itself, permuted_onto_itself],
+    ids=lambda f: f.__name__,
+)
+def test_a_slot_write_of_the_array_itself_keeps_the_adjoint_it_gives(f):
+    # the value's adjoint is the array's own: it was added, then the slots were zeroed, so
+    # sg.grad of y[:] = y was half the derivative (found running tutorial-style programs)
+    _every_mode(f, X)

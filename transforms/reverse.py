@@ -436,8 +436,18 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             full = array.value not in context.shapes.maybe_sequences and (
                 context.shapes.ndim(array) is not None
             )
-            adjoints.contribute(value.value, contribution, full=full)
-        adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
+            if value.value == array.value:
+                # ``y[::-1] = y``: the value's adjoint is the array's own, whose slots are
+                # zeroed next: held, zeroed, then added (it was added, then zeroed)
+                held = context.namer.temp()
+                adjoints.emit(assign(held, contribution))
+                adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
+                adjoints.contribute(value.value, cst.Name(held), full=full)
+                slots = None
+            else:
+                adjoints.contribute(value.value, contribution, full=full)
+        if slots is not None:
+            adjoints.emit(cst.Assign((cst.AssignTarget(slots),), cst.Float("0.0")))
     restore = cst.Subscript(array, op.index)
     adjoints.emit(cst.Assign((cst.AssignTarget(restore),), cst.Name(saved)))
 

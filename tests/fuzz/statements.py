@@ -330,6 +330,7 @@ class ProgramGenerator(IdiomStatements, Generator):
             lambda: fmt(f"{name}[1:3] += {{}}", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[:2] = {name}[1:] * ({{}})", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[::2] *= {{}}", self.scalar(scope, 1)),
+            lambda: Text.plain(f"{name}[::-1] = {name}"),  # the array onto itself (overlap)
         ]
         if masks:
             forms.append(lambda: fmt(f"{name}[{self.choice(masks)}] = {{}}", self.scalar(scope, 1)))
