@@ -130,14 +130,14 @@ def moved_tangent(t, x, moved):
     pieces = _pieces(x)
     tangents = list(t) if is_container(x) else [t]
     given = [(tk, p) for tk, p in zip(tangents, pieces, strict=True) if tk is not None]
-    lead = max(
-        (np.shape(tk)[: np.ndim(tk) - np.ndim(p)] for tk, p in given), key=len, default=()
-    )
+    lead = max((_lead_of(tk, p) for tk, p in given), key=len, default=())
     flat = [np.zeros((*lead, 1))]
     for tk, piece in zip(tangents, pieces, strict=True):
         shape = (*lead, int(np.size(piece)))
         if tk is None:
             flat.append(np.zeros(shape))
+        elif isinstance(tk, (list, tuple)):  # a Python list's: one tangent per item
+            flat.append(np.reshape(_lead_first(tk, piece, lead), shape))
         elif np.ndim(tk) < len(lead) + np.ndim(piece):  # a zero standing for a whole piece
             flat.append(np.broadcast_to(np.asarray(tk, dtype=float), shape))
         else:
@@ -146,6 +146,26 @@ def moved_tangent(t, x, moved):
     if isinstance(moved, (list, tuple)):
         return _unflatten(picked, moved, lead)
     return np.reshape(picked, (*lead, *np.shape(moved)))
+
+
+def _lead_of(t, piece) -> tuple:
+    """The batch axes of the tangent `t` of `piece` (a Python list's: its first item's)."""
+    while isinstance(t, (list, tuple)) and len(t) and isinstance(piece, (list, tuple)):
+        t, piece = t[0], piece[0]
+    if isinstance(t, (list, tuple)):
+        return ()
+    return np.shape(t)[: max(np.ndim(t) - np.ndim(piece), 0)]
+
+
+def _lead_first(t, piece, lead):
+    """The tangent `t` of a (nested) Python list `piece`, one tangent per item, as one array
+    with the batch axes `lead` in front: NumPy would put them last (``[0.0, tx[0]]`` with
+    ``tx[0]`` of shape (3,) is an array of shape (2, 3), read as (3, 2) it put each
+    direction's tangent in the wrong slot)."""
+    if isinstance(t, (list, tuple)):
+        items = [_lead_first(item, sub, lead) for item, sub in zip(t, piece, strict=True)]
+        return np.stack(items, axis=len(lead))
+    return np.broadcast_to(np.asarray(t, dtype=float), (*lead, *np.shape(piece)))
 
 
 def _unflatten(picked, moved, lead):

@@ -39,6 +39,7 @@ __all__ = [
     "batch_permutation",
     "batch_shape",
     "batch_size",
+    "batch_stack",
     "batch_sum",
     "batch_unbroadcast",
     "batch_unreduce",
@@ -281,7 +282,10 @@ def matmul_tangent(x1, x2, t, position, ans):
 
 
 def batch_concatenate(tangents, axis, ans):
-    """``np.concatenate`` of batched tangents along `axis` of the result (None: flattened)."""
+    """``np.concatenate`` of batched tangents along `axis` of the result (None: flattened).
+    A piece that is a Python list has a list of tangents: made one array, directions first
+    (`batch_array`; NumPy would put them last)."""
+    tangents = [batch_array(t) for t in tangents]
     if axis is None:
         return np.concatenate([np.reshape(t, (np.shape(t)[0], -1)) for t in tangents], axis=1)
     return np.concatenate(tangents, axis=batch_axis(axis, ans))
@@ -309,6 +313,12 @@ def list_as_array(x):
     if isinstance(x, (list, tuple)):
         return np.asarray(x)
     return x
+
+
+def batch_stack(tangents, axis, ans):
+    """``np.stack`` of batched tangents along `axis` of the result, a piece that is a Python
+    list made one array first, directions first (as in `batch_concatenate`)."""
+    return np.stack([batch_array(t) for t in tangents], axis=batch_axis(axis, ans))
 
 
 def batch_array(items):

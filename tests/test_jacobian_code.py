@@ -204,3 +204,47 @@ def test_the_forward_jacobian_through_a_tuple_joined_in_a_callee():
     want = numerical_gradient(_rnn_step, (w, x), 0)
     got = sg.jacobian(_rnn_step, mode="forward")(w, x)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def _rows_appended(x):
+    rows = []
+    for i in range(3):
+        rows.append([x[i], 1.0, x[i] ** 2])
+    return np.sum(np.stack(rows) ** 3)
+
+
+def _padded(x):
+    return np.sum(np.concatenate([x, [1.0, x[0]]]) ** 3)
+
+
+def _stacked_literal(x):
+    return np.sum(np.vstack([x, [1.0, 2.0, x[0]]]) ** 3)
+
+
+def _single_items(x):
+    return np.sum(np.hstack([[x[0]], [x[1]], [2.0]]) ** 3)
+
+
+def _columns(x):
+    return np.sum(np.column_stack([[x[0], 1.0], [x[1], x[2]]]) ** 3)
+
+
+def _tuples(x):
+    return np.sum(np.stack([(x[0], x[1]), (1.0, x[2])]) ** 3)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [_rows_appended, _padded, _stacked_literal, _single_items, _columns, _tuples],
+    ids=lambda f: f.__name__,
+)
+def test_batched_tangents_of_python_lists_of_numbers_keep_the_directions_in_front(f):
+    # a list of batched scalar tangents became an array with the directions last: the forward
+    # Jacobian, the Hessian and grad of grad put each tangent in the wrong slot (an asymmetric
+    # Hessian, silently) or crashed in batch_concatenate (found running tutorial-style code)
+    x = np.array([0.3, -0.4, 0.7])
+    hessian = numerical_jacobian(lambda z: numerical_gradient(f, (z,), 0, 1e-5), x, 1e-4)
+    np.testing.assert_allclose(sg.hessian(f)(x), hessian, atol=1e-5)
+    np.testing.assert_allclose(sg.grad(sg.grad(f))(x), hessian.sum(0), atol=1e-5)
+    gradient = numerical_gradient(f, (x,), 0)
+    np.testing.assert_allclose(sg.jacobian(f, mode="forward")(x), gradient, atol=1e-6)

@@ -27,6 +27,7 @@ from ..tangent_helpers import (
     batch_cumsum,
     batch_permutation,
     batch_shape,
+    batch_stack,
     broadcast_tangent,
     lift_tangent,
     linspace_tangent,
@@ -202,7 +203,7 @@ def concatenate(tangents, ans, arrays, axis=0):
 
 @batched(np.stack)
 def stack(tangents, ans, arrays, axis=0):
-    return np.stack(tangents[0], axis=batch_axis(axis, ans))
+    return batch_stack(tangents[0], axis, ans)
 
 
 @batched(np.array, np.asarray)

@@ -303,6 +303,9 @@ class Generator:
             # complex values on the way (a real input's derivative is real): a complex
             # constant, a slice of one, exponentials, the FFT there and back
             lambda: fmt(self.choice(V_COMPLEX), v()),
+            # Python lists of numbers among the pieces (their tangents are lists too)
+            lambda: fmt("np.concatenate([[{}], ({})[1:]])", a(), v()),
+            lambda: fmt("np.hstack([[{}], [{}], [2.0]])", a(), a()),
         ]
         matrices = [  # products, a row (a view), a column, reductions along an axis
             lambda: fmt("({}) @ ({})", m(), v()),
@@ -383,6 +386,7 @@ class Generator:
             lambda: fmt("np.eye(3) * ({}) + {}", a(), m()),
             lambda: fmt("np.linalg.inv(np.eye(3) * 3.0 + 0.2 * ({}))", m()),
             lambda: fmt("np.linalg.multi_dot([{}, {}, {}]) / 9.0", m(), m(), m()),
+            lambda: fmt("np.vstack([{}, [1.0, {}, {}], {}])", v(), a(), a(), v()),
             lambda: fmt("np.real(({}) * (1.0 + 0.5j))", m()),
         ]
         return self.choice(options)()
