@@ -169,11 +169,21 @@ def match_shape(g, x):
     if len(_shape(g)) > len(shape):
         return unbroadcast(g, x)
     if x.__class__ is tuple:  # only the shape was kept (a loop's stack): g's floating type
-        return np.full(shape, g, dtype=np.result_type(g, 1.0))
+        return _filled(shape, g, np.result_type(g, 1.0))
     if x.__class__ is list:
         x = np.asarray(x)
     dtype = np.result_type(g, x) if np.issubdtype(np.result_type(x), np.inexact) else None
-    return np.full(shape, g, dtype=dtype)
+    return _filled(shape, g, dtype)
+
+
+def _filled(shape, g, dtype):
+    """``np.full(shape, g, dtype)``; for a `g` that is no NumPy value (an outer tape's Tensor,
+    when a gradient is computed under another tape), ``g`` plus zeros, an operation the outer
+    tape records: np.full read it as a constant, and the Hessian of sum(x)**2 by nested tapes
+    was None."""
+    if isinstance(g, (np.ndarray, np.generic, float, int, complex)):
+        return np.full(shape, g, dtype=dtype)
+    return g + np.zeros(shape, dtype=dtype)
 
 
 def real_adjoint(x, g):
