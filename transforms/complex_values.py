@@ -31,9 +31,6 @@ _COMPLEX_RESULTS = frozenset(
     {f"{module}.{name}" for module in ("numpy.fft", "scipy.fft") for name in _TRANSFORMS}
     | {"numpy.linalg.eig", "numpy.linalg.eigvals", "scipy.linalg.sqrtm"}
 )
-_FFT_RESULTS = frozenset(
-    f"{module}.{name}" for module in ("numpy.fft", "scipy.fft") for name in _TRANSFORMS
-)
 # primitives whose results are real whatever their arguments
 _REAL_MAKERS = frozenset(
     {"numpy.real", "numpy.imag", "numpy.absolute", "numpy.angle", "numpy.linalg.norm"}
@@ -91,17 +88,6 @@ def may_be_complex(
         if op.primitive is complex:
             return True
     return False
-
-
-def surely_complex_names(activity: Activity) -> frozenset[str]:
-    """The results of the FFTs, complex whatever their arguments (not those of ``eig``,
-    real for a real matrix with real eigenvalues): their adjoints need no check."""
-    return frozenset(
-        target
-        for _, op in activity.operations
-        if op.rule is not None and op.rule.name in _FFT_RESULTS
-        for target in op.targets
-    )
 
 
 def complex_names(
