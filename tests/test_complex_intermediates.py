@@ -366,19 +366,3 @@ def test_the_tape_takes_real_parts_where_complex_adjoints_meet_real_values(f):
     with sg.GradientTape() as tape:  # the same structure with real constants: its own code
         out = np.sum(np.real(y[::-1] * np.real(C3)))
     np.testing.assert_allclose(tape.gradient(out, y).numpy(), np.real(C3)[::-1])
-
-
-def returned_from_a_loop_over_pairs(v):
-    for item, _ in [(np.cumsum(v) * 0.5, 1.0), (C3.real, 2.0)]:
-        return np.abs(np.dot(np.tile(item[:1], 3), v) + 0.5j)
-    return 0.0
-
-
-def test_a_value_only_the_analysis_thinks_may_be_complex_still_gets_a_real_adjoint():
-    # the loop's item was counted as maybe complex (an over-approximation), so its
-    # contribution was left as it was, and its real buffer took a complex one in place:
-    # 'Cannot cast ufunc add output from complex128 to float64' (fuzz seed 14001256)
-    assert_real_close(
-        sg.grad(returned_from_a_loop_over_pairs)(X),
-        numerical_jacobian(returned_from_a_loop_over_pairs, X),
-    )

@@ -199,10 +199,11 @@ class Adjoints:
         self, arg: cst.BaseExpression, contribution: cst.BaseExpression, results
     ) -> cst.BaseExpression:
         """`contribution` to the adjoint of `arg` from an operation computing `results`: as
-        it is, or, where a result may be complex, ``real_adjoint(arg, contribution)``, real
-        for a real `arg` (README, "Complex numbers"), decided when it runs: `arg` may be
-        complex only by the analysis' over-approximation (a loop's item, fuzz seed 14001256,
-        whose real buffer then took a complex contribution). Real programs get no call."""
+        it is, or, where a result may be complex and `arg` is not a value that may be
+        complex itself (whose adjoint may be), ``real_adjoint(arg, contribution)``, real for
+        a real `arg` (README, "Complex numbers"). Real programs get no call."""
+        if isinstance(arg, cst.Name) and arg.value in self.complex_results:
+            return contribution
         if _of_kind(contribution, arg):
             return contribution  # the rule made it `arg`'s kind already
         if any(result in self.complex_results for result in results):
