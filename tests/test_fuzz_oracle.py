@@ -27,6 +27,19 @@ def square(x):
 """
 
 
+def function(header: str, line: str) -> Function:
+    """A helper of one line (a decorator may lead its header)."""
+    return Function(header, [Simple(Text.plain(line))])
+
+
+# a primitive whose rules say 3 where its derivative is 2
+twice = [
+    function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
+    function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
+    function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
+]
+
+
 def _program(body: list[str], header: str = "def f(x):") -> Program:
     statements = [Simple(Text.plain(line)) for line in body]
     return Program([WRONG_RULE], [], Function(header, statements), [("x", "S")], "S", seed=3)
@@ -191,15 +204,6 @@ def test_the_mixed_second_derivative_is_checked_against_second_differences(tmp_p
     )
     np.testing.assert_allclose(vector, np.diag([2.0, 4.0, 6.0]), atol=1e-6)
 
-    def function(header, line):
-        return Function(header, [Simple(Text.plain(line))])
-
-    twice = [  # a primitive whose rules say 3 where its derivative is 2
-        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
-        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
-        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
-    ]
-
     def two(line):
         main = function("def f(x, w):", line)
         return Program([], twice, main, [("x", "S"), ("w", "S")], "S", seed=3)
@@ -214,15 +218,6 @@ def test_the_mixed_second_derivative_is_checked_against_second_differences(tmp_p
 def test_the_tape_runs_the_program_on_variables_and_tells_a_constant_from_a_wrong_gradient(
     tmp_path,
 ):
-    def function(header, line):
-        return Function(header, [Simple(Text.plain(line))])
-
-    twice = [  # a primitive whose reverse rule says 3 where its derivative is 2
-        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
-        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
-        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
-    ]
-
     def one(line):
         return Program([], twice, function("def f(x):", line), [("x", "S")], "S", seed=3)
 
@@ -243,15 +238,6 @@ def test_has_aux_returns_the_value_and_an_aux_at_every_return_and_checks_both(
     # f rendered returning (value, aux) at each of its own returns (not at those of the
     # functions defined inside it): the value is differentiated, the aux must come back as f
     # computed it, from sg.value_and_grad and sg.grad alike
-    def function(header, line):
-        return Function(header, [Simple(Text.plain(line))])
-
-    twice = [  # a primitive whose rules say 3 where its derivative is 2
-        function("@sg.primitive\ndef twice(x):", "return 2.0 * x"),
-        function("@sg.register_vjp(twice)\ndef twice_vjp(g, ans, x):", "return g * 3.0"),
-        function("@sg.register_jvp(twice)\ndef twice_jvp(tangents, ans, x):", "return 3.0"),
-    ]
-
     def returning(last: str) -> Program:
         early = Text.plain("x * 3.0")
         body = [
