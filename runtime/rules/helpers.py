@@ -259,8 +259,9 @@ def scaled_power_(g, ans, c, x, p):
 @registry.vjp(index_adjoint)
 def index_adjoint_(g, ans, g_at, x, index):
     # index_adjoint(g_at, x, index) scatters g_at into zeros shaped like x: its adjoint reads
-    # the same slots back (repeated indices were added, so each reads the same value)
-    return g[index], None, None
+    # the same slots back (repeated indices were added, so each reads the same value), summed
+    # where g_at was broadcast into them (a sum's scalar adjoint scattered into a slice)
+    return unbroadcast(g[index], g_at), None, None
 
 
 @registry.jvp(accumulate_at)
