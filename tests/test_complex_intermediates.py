@@ -152,6 +152,30 @@ def norm_of_rows(x):
     return np.linalg.norm(np.outer(C3 * x, C3), axis=1)
 
 
+def rotated(v):  # a user function that makes complex values of real ones
+    return v * np.exp(0.3j)
+
+
+def rotated_twice(v):  # ... through another one
+    return rotated(rotated(v))[::-1]
+
+
+def polynomial(v, n):  # recursion, real: its result is real for real arguments
+    return v if n == 0 else v * polynomial(v, n - 1) + 1.0
+
+
+def rotated_in_a_callee(x):
+    z = rotated_twice(x)
+    return np.sum(np.abs(z[:2] + x[1:]) ** 2)
+
+
+def real_callee_meets_a_complex_constant(x):
+    # a real callee's result, read through slices by a complex expression (fuzz seed
+    # 20000765: its real buffer took a complex contribution in place)
+    a = polynomial(x, 2)
+    return np.abs(np.dot(C3.real * a, np.pad(a[1:], (1, 0), constant_values=a[0])) + 0.5j)
+
+
 NOT_YET = "rule not yet right for complex arguments"
 NOT_YET_NAMES: set[str] = set()  # (strict xfails: fail today, and say so when fixed)
 # norms of complex arrays: right at first order (their rules missed the conjugate), refused
@@ -189,6 +213,8 @@ SCALAR = [
     trace_of_inverse,
     determinant_of_outer,
     hermitian_log_determinant,
+    rotated_in_a_callee,
+    real_callee_meets_a_complex_constant,
 ]
 VECTOR = [reversed_times_complex, spectrum_of_mixed]
 
@@ -366,3 +392,55 @@ def test_the_tape_takes_real_parts_where_complex_adjoints_meet_real_values(f):
     with sg.GradientTape() as tape:  # the same structure with real constants: its own code
         out = np.sum(np.real(y[::-1] * np.real(C3)))
     np.testing.assert_allclose(tape.gradient(out, y).numpy(), np.real(C3)[::-1])
+
+
+def returned_from_a_loop_over_pairs(v):
+    for item, _ in [(np.cumsum(v) * 0.5, 1.0), (C3.real, 2.0)]:
+        return np.abs(np.dot(np.tile(item[:1], 3), v) + 0.5j)
+    return 0.0
+
+
+def test_a_value_only_the_analysis_thinks_may_be_complex_still_gets_a_real_adjoint():
+    # the loop's item was counted as maybe complex (an over-approximation), so its
+    # contribution was left as it was, and its real buffer took a complex one in place:
+    # 'Cannot cast ufunc add output from complex128 to float64' (fuzz seed 14001256)
+    assert_real_close(
+        sg.grad(returned_from_a_loop_over_pairs)(X),
+        numerical_jacobian(returned_from_a_loop_over_pairs, X),
+    )
+
+
+def scaled_by_global(v):
+    return v * SCALE
+
+
+SCALE = 0.5
+
+
+def reads_a_scaled_slice(x):
+    return np.sum(np.abs(scaled_by_global(x)[::-1] + x) ** 2)
+
+
+def test_a_callee_that_becomes_complex_is_seen_again():
+    # whether a user function may make complex values is cached with the compiled code, and
+    # checked like it against the callee's globals: rebinding SCALE to a complex number
+    # makes its result complex
+    global SCALE
+    try:
+        for value in (0.5, 0.5 + 0.25j, 0.5):
+            SCALE = value
+            assert_real_close(
+                sg.grad(reads_a_scaled_slice)(X), numerical_jacobian(reads_a_scaled_slice, X)
+            )
+    finally:
+        SCALE = 0.5
+
+
+def test_real_callees_cost_real_programs_no_check():
+    # a user function's result counted as maybe complex whatever its code: every contribution
+    # of a real program calling one went through real_adjoint
+    def f(x):
+        return np.sum(polynomial(x, 3)[::-1] * x)
+
+    assert "real_adjoint" not in sg.source(sg.grad(f), X)
+    assert "real_adjoint" in sg.source(sg.grad(rotated_in_a_callee), X)

@@ -51,6 +51,7 @@ class Adjoints:
         # names that may hold complex values (`complex_values.complex_names`): contributions
         # of the operations computing them are made real for a real argument (`as_kind_of`)
         self.complex_results = complex_results
+        self.surely_complex: frozenset[str] = frozenset()  # (set by `reverse_sweeps`)
         self.names: dict[str, str] = {}
         self.full: set[str] = set()
         self.owned: set[str] = set()
@@ -68,6 +69,7 @@ class Adjoints:
             self.by_parts,
             self.complex_results,
         )
+        branch.surely_complex = self.surely_complex
         branch.names = dict(self.names)
         branch.full = set(self.full)
         branch.owned = set(self.owned)
@@ -199,11 +201,12 @@ class Adjoints:
         self, arg: cst.BaseExpression, contribution: cst.BaseExpression, results
     ) -> cst.BaseExpression:
         """`contribution` to the adjoint of `arg` from an operation computing `results`: as
-        it is, or, where a result may be complex and `arg` is not a value that may be
-        complex itself (whose adjoint may be), ``real_adjoint(arg, contribution)``, real for
-        a real `arg` (README, "Complex numbers"). Real programs get no call."""
-        if isinstance(arg, cst.Name) and arg.value in self.complex_results:
-            return contribution
+        it is, or, where a result may be complex, ``real_adjoint(arg, contribution)``, real
+        for a real `arg` (README, "Complex numbers"), decided when it runs: `arg` may be
+        complex only by the analysis' over-approximation (a loop's item, fuzz seed 14001256,
+        whose real buffer then took a complex contribution). Real programs get no call."""
+        if isinstance(arg, cst.Name) and arg.value in self.surely_complex:
+            return contribution  # (an FFT's result: complex, its adjoint may be)
         if _of_kind(contribution, arg):
             return contribution  # the rule made it `arg`'s kind already
         if any(result in self.complex_results for result in results):

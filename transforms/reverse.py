@@ -34,6 +34,7 @@ from .adjoints import (
 from .anf import NormalForm, name_expr
 from .blocks import AssignedNames
 from .call_kinds import bind_call, call_kinds, key_literal
+from .complex_values import surely_complex_names
 from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
@@ -179,6 +180,8 @@ def reverse_sweeps(
         _read_by_parts(activity, shapes),
         complex_names,
     )
+    if complex_names:
+        adjoints.surely_complex = surely_complex_names(activity)
     output = nf.output
     if isinstance(output, cst.Name) and output.value in activity.active:
         full = scalar_output and shapes.is_scalar(output)
