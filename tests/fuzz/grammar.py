@@ -92,6 +92,7 @@ class Generator:
         self.seed = seed
         self.size = size
         self.counter = 0
+        self.tricky_given: set[str] = set()
         self.helpers: list[Function] = []
         self.helper_sigs: list[tuple] = []  # (name, kind, signature kind)
         self.outermost = True  # the next expression drawn is a whole value, not an operand
@@ -107,7 +108,10 @@ class Generator:
     def fresh(self, scope: dict, stem: str) -> str:
         if self.chance(0.08):
             name = self.choice(TRICKY)
-            if name not in scope:
+            if name not in scope and name not in self.tricky_given:
+                # (once a program: two fresh names asked for before either is in scope, a
+                # loop's total and its rows, were the same tricky name; seed 30000379)
+                self.tricky_given.add(name)
                 return name
         self.counter += 1
         return f"{stem}{self.counter}"
