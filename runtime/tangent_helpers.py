@@ -33,6 +33,7 @@ __all__ = [
     "batch_cumsum",
     "batch_fresh_adjoint",
     "batch_index",
+    "batch_item_tangent",
     "batch_matmul_left",
     "batch_matmul_right",
     "batch_part",
@@ -391,6 +392,30 @@ def set_batch_item(t, index, value):
     return t
 
 
+def batch_item_tangent(tt, index, tvalue, t, value):
+    """The tangent of ``set_batch_item(t, index, value)`` (a derivative of a Jacobian's
+    batched sweep: a third derivative): `tt`, the tangent of the batched tangent `t`, with the
+    slots behind both batch axes set to `tvalue`, the tangent of `value` (zero where it has
+    none), which is lifted as `set_batch_item` lifts `value`."""
+    if tvalue is None and tt is None:
+        return None
+    batch = np.shape(tvalue if tt is None else tt)[0]
+    tt = np.zeros((batch, *np.shape(t))) if tt is None else writable_tangent(tt)
+    if is_container(t):
+        raise LookupError("no forward-mode rule for an item of a batched container tangent")
+    items = index if isinstance(index, tuple) else (index,)
+    if tvalue is None:
+        tvalue = 0.0
+    elif np.ndim(value) and not _is_advanced(items):  # lifted behind both batch axes
+        value_shape = np.shape(value)
+        missing = np.ndim(t[(slice(None), *items)]) - len(value_shape)
+        lifted = (value_shape[0],) + (1,) * missing + value_shape[1:]
+        tvalue = np.reshape(np.broadcast_to(tvalue, (batch, *value_shape)), (batch, *lifted))
+    elif not np.ndim(value):
+        tvalue = np.reshape(tvalue, (batch,) + (1,) * np.ndim(t[(slice(None), *items)]))
+    return set_batch_item(tt, (slice(None), *items), tvalue)
+
+
 def linspace_tangent(tstart, tstop, start, stop, num=50, endpoint=True, axis=0, ans=None):
     """The tangent of ``np.linspace(start, stop, num, endpoint, axis=axis)`` from tangents of
     its ends (None: none, a batched one with the sweep's directions first). It is linear in
@@ -486,12 +511,22 @@ def batch_fresh_adjoint(t, x):
     return np.array(np.broadcast_to(t, (t.shape[0], *shape)), dtype=dtype)
 
 
-def accumulate_tangent(tdx, index, tg, dx, g=None):
+def accumulate_tangent(tdx, index, tg, dx, g=None, like=None):
     """The tangent of ``accumulate_at(dx, index, g)``: `tg` added into a copy of `tdx` (its
     own copy: the tangent may be shared), behind the batch axis if there is one (where a
-    batched `tg` of a lazily broadcast `g` first gets the slots' missing axes)."""
+    batched `tg` of a lazily broadcast `g` first gets the slots' missing axes).
+
+    `like`: the value `tdx` is the tangent of, when that is itself a batched tangent of
+    `dx` (the tangent of this function, a third derivative): `index` picks the slots behind
+    its batch axes."""
     from .adjoint_helpers import accumulate_at
 
+    shift = 0  # batch axes of `like` (and of `g`, then the batched tangent it is) in front
+    if like is not None and not is_container(like) and np.ndim(like) > np.ndim(dx):
+        shift = np.ndim(like) - np.ndim(dx)
+        items = index if isinstance(index, tuple) else (index,)
+        index = (*(slice(None),) * shift, *items)
+        dx = like
     if tdx is None:
         added = dx[index] if g is None else g  # tg has g's rank, plus the batch axis if any
         batched = tg is not None and np.ndim(tg) > np.ndim(added)
@@ -503,12 +538,17 @@ def accumulate_tangent(tdx, index, tg, dx, g=None):
         return tdx
     if np.ndim(tdx) > np.ndim(dx):
         items = index if isinstance(index, tuple) else (index,)
+        where = (slice(None), *items)
+        if g is not None and not is_container(tg):  # np.add.at needs the full shape
+            slots, tg = np.asarray(dx)[index], np.asarray(tg)
+            missing = slots.ndim - np.ndim(g)  # a lazily broadcast `g`: its axes trail
+            if missing > 0 and tg.ndim > np.ndim(g):
+                cut = 1 + shift  # behind the batch axes
+                tg = np.reshape(tg, tg.shape[:cut] + (1,) * missing + tg.shape[cut:])
+            tg = np.broadcast_to(tg, (np.shape(tdx)[0], *slots.shape))
         if _is_advanced(items):  # the batch axis last, as in `batch_index` (views: in place)
             accumulate_at(np.moveaxis(tdx, 0, -1), items, np.moveaxis(np.asarray(tg), 0, -1))
             return tdx
-        where = (slice(None), *items)
-        if g is not None and not is_container(tg):  # np.add.at needs the full shape
-            tg = np.broadcast_to(lift_tangent(tg, g, np.asarray(dx)[index]), tdx[where].shape)
         return accumulate_at(tdx, where, tg)
     return accumulate_at(tdx, index, tg)
 

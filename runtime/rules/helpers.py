@@ -98,6 +98,7 @@ from ..tangent_helpers import (
     batch_cumsum,
     batch_fresh_adjoint,
     batch_index,
+    batch_item_tangent,
     batch_matmul_left,
     batch_matmul_right,
     batch_part,
@@ -119,6 +120,7 @@ from ..tangent_helpers import (
     norm_axes,
     operand_tangent,
     rows_to_jacobian,
+    set_batch_item,
     solve_jvp,
     tangent_sum,
     times_diagonal,
@@ -269,9 +271,14 @@ def accumulate_at_(tangents, ans, dx, index, g):
     return accumulate_tangent(tangents[0], index, tangents[2], dx, g)
 
 
+@registry.jvp(set_batch_item)
+def set_batch_item_(tangents, ans, t, index, value):
+    return batch_item_tangent(tangents[0], index, tangents[2], ans, value)
+
+
 @registry.jvp(accumulate_tangent)
 def accumulate_tangent_(tangents, ans, tdx, index, tg, dx, g=None):
-    return accumulate_tangent(tangents[0], index, tangents[2], dx)
+    return accumulate_tangent(tangents[0], index, tangents[2], dx, tg, ans)
 
 
 @registry.batched(part)
