@@ -15,6 +15,7 @@ a list (`split`), ``g`` is a container adjoint with a zero for every piece not u
 
 import numpy as np
 
+from ..adjoint_helpers import unbroadcast
 from ..assembly_helpers import (
     cross_adjoint_a,
     cross_adjoint_b,
@@ -306,6 +307,31 @@ def column_stack_batched(tangents, ans, tup):
 # the helpers are linear in the adjoint or tangent they move (the rest is read for shapes or
 # an order, constant pieces of the derivative), which is what second order needs of them
 registry.linear(moved_adjoint, moved_tangent, diff_adjoint)
+
+
+# ... and their transposes: their reverse rules, which nested GradientTapes need (the inner
+# gradient's code runs on the outer tape's Tensors, which cannot follow `moved_adjoint`'s
+# np.bincount or `picked_adjoint`'s scatter; a helper with a reverse rule is recorded whole)
+
+
+@vjp(moved_adjoint)
+def moved_adjoint_vjp(g, ans, g_moved, x, moved):
+    return unbroadcast(moved_tangent(g, x, moved), g_moved), None, None
+
+
+@vjp(moved_tangent)
+def moved_tangent_vjp(g, ans, t, x, moved):
+    return unbroadcast(moved_adjoint(g, x, moved), t), None, None
+
+
+@vjp(diff_adjoint)
+def diff_adjoint_vjp(g, ans, g_diff, a, n=1, axis=-1):
+    return np.diff(g, n, axis), None, None, None
+
+
+@vjp(picked_adjoint)
+def picked_adjoint_vjp(g, ans, g_picked, arr, indices, axis=-1):
+    return unbroadcast(np.take_along_axis(g, indices, axis), g_picked), None, None, None
 
 
 @registry.batched(moved_adjoint)
