@@ -203,10 +203,16 @@ def real_adjoint(x, g):
 
 
 def _is_real_value(x) -> bool:
-    """`x` is a real number or array (not a shape kept in its place, not a container)."""
+    """`x` is a real number or array (not a shape kept in its place, not a container), or
+    a real Tensor: under a nested GradientTape the adjoint's code runs on the outer tape's
+    Tensors, and a real Tensor's adjoint came back complex (a Hessian by nested tapes through
+    ``|z|`` of a complex `z` was complex and wrong)."""
     if isinstance(x, (float, int, np.floating, np.integer)):
         return True
-    return isinstance(x, np.ndarray) and not np.iscomplexobj(x)
+    if isinstance(x, np.ndarray) or getattr(x, "__array_ufunc__", None) is not None:
+        dtype = getattr(x, "dtype", None)
+        return dtype is not None and dtype.kind in "biuf"
+    return False
 
 
 def zero_adjoint(x):

@@ -239,8 +239,7 @@ def _read(path: str):
 
 
 def _kinds_suffix(kinds: tuple) -> str:
-    scalars, ndims, containers = kinds
-    text = json.dumps([sorted(scalars), sorted(ndims), sorted(containers)])
+    text = json.dumps([sorted(kind) for kind in kinds])  # (scalars, ndims, containers[, complex])
     return "-" + hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

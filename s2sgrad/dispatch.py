@@ -31,12 +31,14 @@ if TYPE_CHECKING:
     from s2sgrad.transforms.pipeline import Analysis
 
 
-def generate_gradient(analysis, scalars, ndims, containers=frozenset()) -> Generated:
+def generate_gradient(
+    analysis, scalars, ndims, containers=frozenset(), complexes=frozenset()
+) -> Generated:
     """Run the compiler for one specialization (imported here, on a miss, so that a process
     whose transforms all come from the disk cache never loads libcst)."""
     from s2sgrad.transforms.pipeline import generate_gradient as generate
 
-    return generate(analysis, scalars, ndims, containers=containers)
+    return generate(analysis, scalars, ndims, containers=containers, complex_args=complexes)
 
 
 class CompiledGradient:
@@ -56,21 +58,28 @@ class CompiledGradient:
 
     def for_arguments(self, args: tuple) -> Generated:
         pairs = list(zip(self.params, args, strict=True))
-        scalars, ndims, containers = argument_kinds([name for name, _ in self.params], args)
+        names = [name for name, _ in self.params]
+        scalars, ndims, containers = argument_kinds(names, args)
         for (name, _), value in pairs:
             if name in self.analysis.spec.wrt:
                 _check_differentiable(name, value)
             if name in containers and name in self.analysis.spec.wrt:
                 _check_field_names(name, value)
-        return self._build(scalars, ndims, containers)
+        return self._build(scalars, ndims, containers, complex_arguments(names, args))
 
-    def _build(self, scalars: frozenset[str], ndims: tuple, containers=frozenset()) -> Generated:
-        key = (scalars, ndims, containers)
+    def _build(
+        self, scalars: frozenset[str], ndims: tuple, containers=frozenset(), complexes=frozenset()
+    ) -> Generated:
+        # (a key of three kinds while no argument is complex: the disk cache's names of the
+        # specializations made before complex arguments were a kind stay valid)
+        key = (scalars, ndims, containers, complexes) if complexes else (scalars, ndims, containers)
         generated = self._by_kinds.get(key)
         if generated is None:
             generated = disk_cache.load(self.analysis, key)
         if generated is None:
-            generated = generate_gradient(self.analysis, scalars, dict(ndims), containers)
+            generated = generate_gradient(
+                self.analysis, scalars, dict(ndims), containers, complexes
+            )
             disk_cache.store(self.analysis, key, generated, self.params)
         self._by_kinds[key] = generated
         return generated
@@ -151,6 +160,9 @@ class CompiledGradient:
             if isinstance(value, np.ndarray):
                 namespace[f"_ndim_{name}"] = value.ndim
                 guards.append(f"{name}.ndim != _ndim_{name}")
+                # (a complex array is another specialization: see `complex_arguments`)
+                equal = "!=" if value.dtype.kind == "c" else "=="
+                guards.append(f"{name}.dtype.kind {equal} 'c'")
         guard = (
             f"    if {' or '.join(guards)}:\n        return _dispatch({call})\n" if guards else ""
         )
@@ -175,8 +187,12 @@ def _insert_after_header(source: str, entry: str, lines: str) -> str:
 
 
 def _key(args: tuple) -> tuple:
-    """What selects a specialization: each argument's class, and an array's dimensions."""
-    return tuple((a.__class__, a.ndim if isinstance(a, np.ndarray) else None) for a in args)
+    """What selects a specialization: each argument's class, and an array's dimensions and
+    whether it is complex."""
+    return tuple(
+        (a.__class__, (a.ndim, a.dtype.kind == "c") if isinstance(a, np.ndarray) else None)
+        for a in args
+    )
 
 
 def _check_differentiable(name: str, value) -> None:
@@ -218,6 +234,20 @@ def argument_kinds(names, args: tuple) -> tuple[frozenset, tuple, frozenset]:
     ndims = tuple((name, value.ndim) for name, value in pairs if isinstance(value, np.ndarray))
     containers = frozenset(name for name, value in pairs if is_container(value))
     return scalars, ndims, containers
+
+
+def complex_arguments(names, args: tuple) -> frozenset:
+    """The parameters given complex numbers or arrays (not differentiated, or differentiated):
+    the code for them makes the adjoints of real values that meet them real (JAX's
+    convention), which the compiler cannot see from the function's text alone. Without it a
+    real argument's gradient came back complex, or a complex contribution was added into a
+    real buffer in place (``f(x, c)`` with ``c = 0.5j``)."""
+    return frozenset(
+        name
+        for name, value in zip(names, args, strict=True)
+        if isinstance(value, (complex, np.complexfloating))
+        or (isinstance(value, np.ndarray) and value.dtype.kind == "c")
+    )
 
 
 def _is_number(value: object) -> bool:

@@ -287,6 +287,12 @@ class Tensor:
     def var(self, axis=None, ddof=0, keepdims=False):
         return apply(np.var, (self,), {"axis": axis, "ddof": ddof, "keepdims": keepdims})
 
+    def any(self, axis=None, keepdims=False):
+        return apply(np.any, (self,), {"axis": axis, "keepdims": keepdims})
+
+    def all(self, axis=None, keepdims=False):
+        return apply(np.all, (self,), {"axis": axis, "keepdims": keepdims})
+
     def cumsum(self, axis=None):
         return apply(np.cumsum, (self,), {"axis": axis})
 

@@ -155,12 +155,15 @@ def generate_gradient(
     debug: bool = False,
     containers: frozenset[str] = frozenset(),
     array_shapes: dict | None = None,
+    complex_args: frozenset[str] = frozenset(),
 ) -> Generated:
     """Build, optimize and compile the gradient (or, for a forward-mode spec, the JVP)
     function for one specialization (`array_shapes`: exact shapes of array parameters, when
-    the specialization is for shapes rather than ranks)."""
+    the specialization is for shapes rather than ranks; `complex_args`: parameters given
+    complex values, which the specialization is for too)."""
     debug = _debug_enabled(debug)
     spec = analysis.spec
+    complex_params = (*spec.complex_params, *sorted(complex_args))
     namer = analysis.namer.copy()
     shapes = infer_shapes(
         analysis.nf,
@@ -204,7 +207,7 @@ def generate_gradient(
         if analysis.aux is None and not (spec.seeded or spec.given):  # sg.grad of a user's
             checks = output_check(analysis.nf, analysis.parsed.name)
         complex_possible = may_be_complex(
-            analysis.nf.funcdef, analysis.activity, analysis.namespace, spec.complex_params
+            analysis.nf.funcdef, analysis.activity, analysis.namespace, complex_params
         )
         funcdef, callees = reverse(
             analysis.nf,
@@ -216,7 +219,7 @@ def generate_gradient(
             checks,
             complex_possible,
             complex_names(
-                analysis.nf.funcdef, analysis.activity, analysis.namespace, spec.complex_params
+                analysis.nf.funcdef, analysis.activity, analysis.namespace, complex_params
             ),
         )
         _show(debug, "reverse", funcdef)

@@ -48,12 +48,13 @@ MODES = (
     "grad_simplified",
     "has_aux",
     "tape",
+    "tape_hessian",
     "export",
 )
-SECOND_ORDER = ("hessian", "hvp", "grad_of_grad", "grad_of_grad_mixed")
+SECOND_ORDER = ("hessian", "hvp", "grad_of_grad", "grad_of_grad_mixed", "tape_hessian")
 # modes with refusals of their own for programs the transforms take: a followed Tensor made a
 # plain value leaves the tape (TensorFlow's semantics), a module cannot hold an object
-MODE_SPECIFIC = ("tape", "export")
+MODE_SPECIFIC = ("tape", "tape_hessian", "export")
 REFUSED_INSIDE = "refused inside s2sgrad's generated code: "  # a crash's detail, then the error
 _modules = itertools.count()
 # The judge tells a crash inside the compiler from the program's own error by the compiler's
@@ -448,6 +449,35 @@ def _mode_tape(f, ref, rng):
     return [g.numpy() for g in grads]
 
 
+def _mode_tape_hessian(f, ref, rng):
+    # nested tapes, the TensorFlow guide's Hessian: the inner gradient's code runs on the
+    # outer tape's Tensors, so the outer tape records the backward pass and differentiates it
+    variables = [sg.Variable(np.array(arg, dtype=float)) for arg in ref.args]
+    x = variables[ref.wrt]
+    with _said_conversions() as said, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with sg.GradientTape() as outer:
+                with sg.GradientTape() as inner:
+                    out = f(*variables)
+                g = inner.gradient(out, x, unconnected_gradients="zero")
+            got = outer.jacobian(g, x, unconnected_gradients="zero")
+        except TypeError as error:
+            if _raised_in(error, tensor_module.__file__):  # immutable, or through a helper
+                raise LeftTheTape(f"TypeError: {error}") from None
+            raise
+    left = [str(w.message)[:60] for w in caught if "the tape follows" in str(w.message)]
+    got = np.reshape(got.numpy(), np.shape(ref.hess))
+    try:
+        _same(got, ref.hess, _hess_tol(ref), f"nested tapes' Hessian in argument {ref.wrt}")
+    except Mismatch as mismatch:
+        if said or left:  # a constant where the program made one: what the tape documents
+            message = f"a followed Tensor became a plain value ({(left + said)[0]})"
+            raise LeftTheTape(message) from mismatch
+        raise
+    return got
+
+
 def _mode_export(f, ref, rng):
     # sg.export's standalone modules give what the functions they were written from give:
     # the gradient in every argument (the general code, for numbers and arrays; the code for
@@ -638,6 +668,7 @@ RUNNERS = {
     "grad_unoptimized": lambda f, ref, rng: _mode_grad(f, ref, rng, optimize=False),
     "grad_simplified": lambda f, ref, rng: _mode_grad(f, ref, rng, simplify=True),
     "tape": _mode_tape,
+    "tape_hessian": _mode_tape_hessian,
     "export": _mode_export,
 }
 
@@ -705,6 +736,7 @@ def modes_for(program: Program, seed: int) -> tuple:
     if program.out_kind != "S":
         modes.remove("hessian")
         modes.remove("hvp")
+        modes.remove("tape_hessian")
     return tuple(modes)
 
 
@@ -745,7 +777,7 @@ def _check(program: Program, directory: Path, modes: tuple | None) -> Outcome:
         else:  # a fixed snippet, or a program kept from before `Return` existed
             modes = tuple(mode for mode in modes if mode != "has_aux")
     if not all(isinstance(arg, (float, np.ndarray)) for arg in args):  # records: no Variables
-        modes = tuple(mode for mode in modes if mode != "tape")
+        modes = tuple(mode for mode in modes if mode not in ("tape", "tape_hessian"))
     failures = [failure for mode in modes if (failure := _run(mode, f, ref, rng))]
     if failures:
         return Outcome("failed", failures, modes)
