@@ -46,6 +46,7 @@ from s2sgrad.runtime import registry
 
 from . import recorded_locations
 from . import tensor as tensor_module
+from .dispatch import complex_arguments
 from .recorded_calls import CustomCall, _kind, signature
 from .rendering import _arg_name, render
 from .tensor import Tensor, Variable
@@ -565,9 +566,9 @@ def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
     if not wrt:
         return Compiled(primal, None, (), source, kinds)
     given = tuple(f"t{n}" for n in range(len(low.given)))
-    complex_params = tuple(
-        _arg_name(low, i) for i, v in enumerate(low.values) if np.iscomplexobj(v)
-    )
+    # (recorded values include indices, ``(slice(None), [3, 3, 0])``, which are no arrays)
+    names = [_arg_name(low, i) for i in range(len(low.values))]
+    complex_params = tuple(sorted(complex_arguments(names, low.values)))
     spec = GradSpec(wrt=wrt, wrt_is_tuple=True, given=given, complex_params=complex_params)
     analysis = analyze(primal, spec)
     shapes = {  # for the arguments whose kinds are in the plan key (not _VALUE or _SEED)
