@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .adjoint_helpers import unbroadcast
 from .containers import ContainerAdjoint, by_position, is_container
 
 __all__ = [
     "copying_pad_mode",
     "element_numbers",
     "moved_adjoint",
+    "moved_adjoint_transpose",
     "moved_tangent",
+    "moved_tangent_transpose",
     "pad_fill_adjoint",
     "pad_fill_tangent",
     "picked_adjoint",
@@ -146,6 +149,26 @@ def moved_tangent(t, x, moved):
     if isinstance(moved, (list, tuple)):
         return _unflatten(picked, moved, lead)
     return np.reshape(picked, (*lead, *np.shape(moved)))
+
+
+def moved_adjoint_transpose(c, g, x, moved):
+    """The reverse rule of ``moved_adjoint(g, x, moved)`` in `g` (nested GradientTapes run
+    adjoint code on Tensors and need it): the cotangent `c` of `x`'s adjoint picked by element,
+    as `moved_tangent` picks a tangent, summed where `g` was broadcast. For a sequence `x`, `c`
+    has one cotangent per entry: a container adjoint (a missing entry is zero) or a list."""
+    if is_container(x) and isinstance(c, ContainerAdjoint):
+        c = [dict.get(c, k) for k in range(len(_pieces(x)))]
+    picked = moved_tangent(c, x, moved)
+    if isinstance(moved, (list, tuple)):  # a list of pieces (np.split's): one per piece
+        return picked
+    return unbroadcast(picked, g)
+
+
+def moved_tangent_transpose(c, t, x, moved):
+    """The reverse rule of ``moved_tangent(t, x, moved)`` in `t`: `c` added up by element
+    (`moved_adjoint`), summed where an array's `t` was broadcast (a sequence's is by entry)."""
+    out = moved_adjoint(c, x, moved)
+    return out if is_container(x) else unbroadcast(out, t)
 
 
 def _lead_of(t, piece) -> tuple:

@@ -26,7 +26,7 @@ import numpy as np
 import s2sgrad.runtime as runtime
 from s2sgrad.runtime import registry
 
-from .tensor import Tensor, apply
+from .tensor import Tensor, apply, refuse_nested_through_a_helper
 
 _variants: dict[int, tuple] = {}  # id(function) -> (its code, the variant on Tensors)
 
@@ -99,7 +99,10 @@ def _tensor_aware(name: str, helper):
         if not any(isinstance(a, Tensor) for a in args):
             return helper(*args)
         if recorded:
-            return apply(helper, args)
+            out = apply(helper, args)
+            if isinstance(out, dict):  # a container adjoint: its arrays are not followed
+                refuse_nested_through_a_helper()
+            return out
         return fallback(*args)
 
     call.__name__ = name

@@ -642,6 +642,12 @@ _NESTED_THROUGH_A_HELPER = (
 )
 
 
+def refuse_nested_through_a_helper():
+    """The TypeError for a derivative helper whose result the outer tape cannot follow (a
+    container adjoint, ``np.hstack([v[:1], c])``'s: its Tensors are not recorded)."""
+    raise TypeError(_NESTED_THROUGH_A_HELPER)
+
+
 def _user_frame() -> int | None:
     """The `stacklevel` of the first caller outside NumPy, SciPy and s2sgrad: the user's line
     that handed the Tensor over (``np.var([t, u])``, ``scipy.linalg.expm(t)``). None where

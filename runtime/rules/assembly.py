@@ -29,7 +29,9 @@ from ..moved_elements import (
     copying_pad_mode,
     element_numbers,
     moved_adjoint,
+    moved_adjoint_transpose,
     moved_tangent,
+    moved_tangent_transpose,
     pad_fill_adjoint,
     pad_fill_tangent,
     picked_adjoint,
@@ -316,12 +318,12 @@ registry.linear(moved_adjoint, moved_tangent, diff_adjoint)
 
 @vjp(moved_adjoint)
 def moved_adjoint_vjp(g, ans, g_moved, x, moved):
-    return unbroadcast(moved_tangent(g, x, moved), g_moved), None, None
+    return moved_adjoint_transpose(g, g_moved, x, moved), None, None
 
 
 @vjp(moved_tangent)
 def moved_tangent_vjp(g, ans, t, x, moved):
-    return unbroadcast(moved_adjoint(g, x, moved), t), None, None
+    return moved_tangent_transpose(g, t, x, moved), None, None
 
 
 @vjp(diff_adjoint)

@@ -288,6 +288,7 @@ class Generator:
                 "np.where({} > {}, {}, {})", "np.where(_gt({}, {}), {}, {})", v(), a(), v(), v()
             ),
             lambda: fmt("np.concatenate([({})[:1], ({})[1:] * 0.5])", v(), v()),
+            lambda: fmt("({})[[0, 2, 2], 1]", m()),  # an integer list beside a number
             lambda: fmt("({}) / (1.0 + ({}) ** 2)", v(), v()),
             # assembling functions (moved elements, keyword arguments that vary)
             lambda: fmt("np.roll({}, 1)", v()),
@@ -392,6 +393,10 @@ class Generator:
             lambda: fmt("np.linalg.multi_dot([{}, {}, {}]) / 9.0", m(), m(), m()),
             lambda: fmt("np.vstack([{}, [1.0, {}, {}], {}])", v(), a(), a(), v()),
             lambda: fmt("np.real(({}) * (1.0 + 0.5j))", m()),
+            # an integer list beside a slice: columns or rows, a slot repeated
+            lambda: fmt("({})[:, [2, 2, 0]]", m()),
+            lambda: fmt("({})[[1, 0, 1], :]", m()),
+            lambda: fmt("({})[np.ix_([0, 2, 1], [1, 0, 2])]", m()),
         ]
         return self.choice(options)()
 
