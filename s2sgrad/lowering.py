@@ -695,6 +695,16 @@ def backprop(
         if all(dy is None for dy in dys):
             continue
         dys = [np.zeros_like(o._value) if d is None else d for o, d in zip(outs, dys, strict=True)]
+        if watched_elsewhere(list(inputs), exclude):
+            # an outer tape would record the backward function's arithmetic on values the
+            # forward pass computed as constants: a second derivative of None, or missing terms
+            raise LookupError(
+                f"no second derivative through the custom gradient {fn.name} (called at "
+                f"{recorded_locations.describe(recording.locations.get(index))}): an outer "
+                f"GradientTape records this gradient, and a @sg.custom_gradient function has "
+                f"a reverse rule only; make it an sg.primitive with sg.register_vjp and "
+                f"sg.register_jvp rules"
+            )
         dxs = fn.backward(*dys) if len(dys) > 1 else fn.backward(dys[0])
         dxs = list(dxs) if isinstance(dxs, (tuple, list)) else [dxs]
         if len(dxs) != len(inputs):

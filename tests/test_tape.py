@@ -333,6 +333,31 @@ def test_custom_gradient_between_recorded_operations():
     np.testing.assert_allclose(t.gradient(y, x).numpy(), expected)
 
 
+def test_second_derivatives_through_a_custom_gradient_by_nested_tapes_say_so():
+    # the backward function ran on values the forward pass computed as constants: the outer
+    # tape got None, or only the other terms ([1.8, -7.2] for log1pexp(x) + x**3), silently
+    # (hunt on the TF guides, repro_5); README promises a LookupError
+    @sg.custom_gradient
+    def log1pexp(u):
+        e = np.exp(u)
+
+        def backward(dy):
+            return dy * (1 - 1 / (1 + e))
+
+        return np.log(1 + e), backward
+
+    x = sg.Variable(np.array([0.3, -1.2]))
+    with pytest.raises(LookupError, match="no second derivative through the custom gradient"):
+        with sg.GradientTape() as outer:
+            with sg.GradientTape() as inner:
+                y = np.sum(log1pexp(x) + x**3)
+            g = inner.gradient(y, x)
+        outer.gradient(g, x)
+    with sg.GradientTape() as inner:  # first order: as before
+        y = np.sum(log1pexp(x))
+    np.testing.assert_allclose(inner.gradient(y, x).numpy(), 1 / (1 + np.exp(-x.numpy())))
+
+
 def test_multiple_tapes():
     x0 = sg.constant(0.0)
     x1 = sg.constant(0.0)
