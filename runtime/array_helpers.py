@@ -152,7 +152,13 @@ def tie_weights(x, y, ans):
     none)."""
     hit = x == ans
     ties = x == y
-    if ties.any() if isinstance(ties, np.ndarray) else ties:  # (np.any: a few us more)
+    if isinstance(ties, np.ndarray):
+        tied = ties.any()
+    elif isinstance(ties, (bool, np.bool_)):
+        tied = ties  # (np.any: a few us more)
+    else:  # a Tensor mask: the adjoint's code run under a nested tape
+        tied = np.any(ties)
+    if tied:
         return hit / (1.0 + ties)
     return hit * 1.0  # numbers, not booleans: two boolean masks would add as a logical or
 

@@ -135,7 +135,12 @@ class Tensor:
             yield self[i]
 
     def __bool__(self) -> bool:
-        return bool(self._value)
+        value = self._value
+        if value.__class__ is np.ndarray and value.size > 1 and _user_frame() == _DERIVATIVE_CODE:
+            # a helper of derivative code deciding on a whole array, run on an outer tape's
+            # Tensors: say what the tape cannot follow, not NumPy's "truth value" error
+            raise TypeError(_NESTED_THROUGH_A_HELPER)
+        return bool(value)
 
     def __float__(self) -> float:
         return float(self._value)
