@@ -201,6 +201,30 @@ INDEXING = [
         (((3, 3),),),
         args=lambda g: (g, np.zeros((4, 3)), (np.array([0, 2, 0]), slice(None))),
     ),
+    # the adjoints of functions that move elements, differentiated again (nested tapes): each
+    # helper's reverse rule is the other's forward one (their transposes)
+    Row(
+        runtime.moved_adjoint,
+        (((8,),),),
+        args=lambda g: (g, np.zeros(4), np.tile(runtime.element_numbers(np.zeros(4)), 2)),
+    ),
+    Row(
+        runtime.moved_adjoint,
+        (((6,),),),
+        args=lambda g: (g, np.zeros(4), np.pad(runtime.element_numbers(np.zeros(4)), 1)),
+    ),
+    Row(
+        runtime.moved_tangent,
+        (((4,),),),
+        args=lambda t: (t, np.zeros(4), np.roll(runtime.element_numbers(np.zeros(4)), 1)),
+    ),
+    Row(runtime.diff_adjoint, (((3,),),), args=lambda g: (g, np.zeros(4), 1, -1)),
+    Row(runtime.diff_adjoint, (((2, 2),),), args=lambda g: (g, np.zeros((2, 4)), 2, 1)),
+    Row(
+        runtime.picked_adjoint,
+        (((2, 2),),),
+        args=lambda g: (g, np.zeros((2, 3)), np.array([[0, 2], [1, 1]]), 1),
+    ),
 ]
 
 AXES = (

@@ -117,8 +117,10 @@ def tangent_of_call(op: Operation, statement: cst.Assign, ctx: TangentContext):
     elif rule.primitive is builtins.sum:
         tangent = _sum_tangent(op, ans, ctx)
     elif rule.linear is not None and ctx.batched:
+        _refuse_what_reverse_mode_refuses(op, ctx)
         tangent = _batched_linear(op, ans, ctx, statements)
     elif rule.linear is not None:
+        _refuse_what_reverse_mode_refuses(op, ctx)
         tangent = _linear(op, statement.value, ctx)
     else:
         tangent = elementwise_tangent(op, ans, ctx, statements)
@@ -321,6 +323,17 @@ def _tangent_or_sequence(arg, ctx: TangentContext, op=None, position=None):
     if tangent is None:
         return ctx.zero(arg)
     return ctx.as_array(op, arg, tangent, position) if op is not None else tangent
+
+
+def _refuse_what_reverse_mode_refuses(op: Operation, ctx: TangentContext) -> None:
+    """A linear function's tangent is the function applied to the tangent, its other
+    arguments kept, so one that adds a constant (``np.sum(x, initial=3.0)``, ``np.diff(x,
+    prepend=1.0)``) would add it to the tangent too, silently: arguments the reverse rule
+    does not take are refused here as there."""
+    if op.rule.vjp is not None:
+        from .reverse import bind_arguments  # (reverse imports this module)
+
+        bind_arguments(load_template(op.rule.vjp), op, ctx.nf)
 
 
 def _linear(op: Operation, value: cst.BaseExpression, ctx: TangentContext):
