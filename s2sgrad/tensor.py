@@ -705,6 +705,13 @@ def _wrap(out):
         tensor = Tensor.__new__(Tensor)
         tensor._value = out
         return tensor
+    if cls is float or cls is complex:
+        # a Python number computed from Tensors (a derivative helper returns one for 0-d
+        # arguments: ``scaled_power``): left plain, its derivative was silently lost (the
+        # Hessian of (1 + y * y) ** 0.5 by nested tapes, for a scalar y; fuzz seed 32000242)
+        tensor = Tensor.__new__(Tensor)
+        tensor._value = np.float64(out) if cls is float else np.complex128(out)
+        return tensor
     if isinstance(out, (tuple, list)) and any(isinstance(o, (np.ndarray, np.generic)) for o in out):
         # every array or NumPy number in it, whatever else it holds: a number left plain
         # (``np.linalg.slogdet(t)``'s log-determinant, ``np.linalg.lstsq(...)``'s solution
