@@ -112,6 +112,11 @@ def _tensor_aware(name: str, helper):
 _index_adjoint = _tensor_aware("index_adjoint", runtime.index_adjoint)
 
 
+def _is_generated(value) -> bool:
+    code = getattr(value, "__code__", None)
+    return isinstance(value, types.FunctionType) and code.co_filename.startswith("<s2sgrad")
+
+
 class _Functional(cst.CSTTransformer):
     """``dx[index] += g`` (the adjoint of ``x[index]``) becomes
     ``dx = _scatter_add(dx, np.s_[index], g)``."""
@@ -137,9 +142,21 @@ def _functional(source: str) -> str:
 def tensor_adjoint(adjoint, plain_args) -> types.FunctionType:
     """The specialization of `adjoint` (an `sg.grad` function) for `plain_args`, rewritten so
     that it updates no adjoint in place, with globals in which the runtime helpers accept
-    Tensors."""
+    Tensors (and so do the generated halves of the callees it calls)."""
     compiled = adjoint.__wrapped_transform__
     function = compiled.specialize(*plain_args)
+    generated = compiled.last
+    source = generated.source if generated is not None and generated.function is function else None
+    return _on_tensors(function, source)
+
+
+def _on_tensors(function: types.FunctionType, source: str | None = None) -> types.FunctionType:
+    """`function` (generated code) as it runs on Tensors: rebuilt from `source` (its module's
+    text; by default the text registered for its tracebacks) without in-place adjoint
+    updates, in globals where the runtime's helpers are Tensor-aware and each generated half
+    of a callee it calls is itself on Tensors (a library function differentiated through its
+    definition, ``np.quantile``'s: its helpers ran on Tensors unaware, ``np.bincount`` the
+    outer tape could not follow)."""
     cached = _variants.get(id(function))
     if cached is not None and cached[0] is function.__code__:
         return cached[1]
@@ -151,16 +168,21 @@ def tensor_adjoint(adjoint, plain_args) -> types.FunctionType:
     }
     namespace = dict(function.__globals__)
     code = function.__code__
-    generated = compiled.last
-    if generated is not None and generated.function is function and "+=" in generated.source:
-        filename = f"<s2sgrad {generated.entry} on Tensors #{len(_variants)}>"
-        source = _functional(generated.source)
+    if source is None:
+        source = "".join(linecache.getlines(code.co_filename)) or None
+    if source is not None and "+=" in source:
+        filename = f"<s2sgrad {function.__name__} on Tensors #{len(_variants)}>"
+        source = _functional(source)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), namespace)
-        code = namespace[generated.entry].__code__
+        code = namespace[function.__name__].__code__
     namespace.update(overrides)
     namespace["_scatter_add"] = _scatter_add
     namespace.setdefault("np", np)
-    variant = types.FunctionType(code, namespace, function.__name__)
-    _variants[id(function)] = (function.__code__, variant)
+    variant = types.FunctionType(code, namespace, function.__name__, function.__defaults__)
+    variant.__kwdefaults__ = function.__kwdefaults__
+    _variants[id(function)] = (function.__code__, variant)  # (before the callees: recursion)
+    for name, value in function.__globals__.items():
+        if value is not function and _is_generated(value):
+            namespace[name] = _on_tensors(value)
     return variant
