@@ -67,6 +67,8 @@ class ContainerAdjoint(dict):
     # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
     __array_ufunc__ = None
 
+    record_of: type | None = None  # the record class whose fields key this (`field_key`)
+
     def __init__(self, *items, batch=None, keys=None, positions=None):
         # a NamedTuple's field names -> their positions: ``dp["W"]`` (the adjoint of the
         # attribute read ``p.W``) and ``dp[0]`` (of ``p[0]``, or ``W, b = p``) are one key
@@ -85,6 +87,8 @@ class ContainerAdjoint(dict):
         return 0.0 if self.batch is None else np.zeros(self.batch)
 
     def _key(self, key):
+        if self.record_of is not None and isinstance(key, str):
+            field_key(self.record_of, self.keys_of_value, key)
         return self.positions.get(key, key) if self.positions and isinstance(key, str) else key
 
     def __contains__(self, key):
@@ -117,9 +121,11 @@ class ContainerAdjoint(dict):
         super().__setitem__(key, value)
 
     def copy(self):
-        return ContainerAdjoint(
+        out = ContainerAdjoint(
             self, batch=self.batch, keys=self.keys_of_value, positions=self.positions
         )
+        out.record_of = self.record_of
+        return out
 
     def __add__(self, other):
         out = self.copy()
@@ -219,7 +225,26 @@ def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:
     if is_container(value):
         adjoint.keys_of_value = element_keys(value)
         adjoint.positions = positions_of(value)
+        if is_record(value):
+            adjoint.record_of = type(value)
     return adjoint
+
+
+def field_key(cls: type, keys, key: str) -> None:
+    """A TypeError unless `key` names a field of the record class `cls` (`keys`: its fields,
+    or a NamedTuple's positions). The derivative of ``p.scaled``, a property (or any other
+    attribute that is not a field), went to a key no field has, and was lost: the gradient
+    came back zero, silently (hunts: a dataclass's, a NamedTuple's, a registered class's
+    property; a child of a registered class read through a dict attribute)."""
+    names = getattr(cls, "_fields", None) or keys or ()
+    if key in names:
+        return
+    raise TypeError(
+        f"{cls.__name__}.{key} is not a field of the {cls.__name__} being differentiated (a "
+        f"property, or an attribute that is not one of its fields): s2sgrad differentiates a "
+        f"record through its fields ({', '.join(map(str, names))}); compute {key} from them "
+        f"in the function, or in a function of your own given the fields"
+    )
 
 
 def _container_adjoint(g, value):
@@ -459,12 +484,14 @@ def keyed(value):
     gives for a record (``tp["W"]``)."""
     if is_record(value) or isinstance(value, ContainerAdjoint):
         record = is_record(value)
-        return ContainerAdjoint(
+        out = ContainerAdjoint(
             {key: keyed(item) for key, item in elements(value)},
             batch=getattr(value, "batch", None),
             keys=element_keys(value) if record else value.keys_of_value,
             positions=positions_of(value) if record else value.positions,
         )
+        out.record_of = type(value) if record else value.record_of
+        return out
     if isinstance(value, dict):
         return {key: keyed(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):

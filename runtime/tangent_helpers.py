@@ -79,7 +79,9 @@ def zero_tangent(x, batch=None):
         if is_record(x):  # keyed by field, as derivative code reads it (``tp["W"]``)
             zeros = {key: zero_tangent(value, batch) for key, value in elements(x)}
             keys, positions = element_keys(x), positions_of(x)
-            return ContainerAdjoint(zeros, batch=batch, keys=keys, positions=positions)
+            zeros = ContainerAdjoint(zeros, batch=batch, keys=keys, positions=positions)
+            zeros.record_of = type(x)  # (a read of what is no field: `field_key`)
+            return zeros
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}
         return type(x)(zero_tangent(value, batch) for value in x)
