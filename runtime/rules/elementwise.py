@@ -79,8 +79,13 @@ def positive(g, ans, x):
 @vjp(operator.pow, np.power, math.pow, builtins.pow, elementwise=True)
 def power(g, ans, x, y):
     # g * y * x ** (y - 1), exactly 0 where y is 0 (x ** 0 is constant, also at x = 0); the
-    # exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf)
-    return scaled_power(g * y, x, y - 1), g * ans * np.log(np.where(ans == 0, 1.0, x))
+    # exponent's slope ans * log(x) is 0 at a zero base (not 0 * -inf), and its contribution
+    # 0 where g is (not 0 * NaN at a negative base: an integer exponent, a loop counter a
+    # callee saved, has a zero tangent, and second derivatives were NaN)
+    return (
+        scaled_power(g * y, x, y - 1),
+        g * ans * np.log(np.where((ans == 0) | (g == 0), 1.0, x)),
+    )
 
 
 @vjp(operator.mod, np.mod, elementwise=True)

@@ -254,7 +254,7 @@ def scaled_power_(g, ans, c, x, p):
     return (
         scaled_power(g, x, p),
         scaled_power(g * c * p, x, p - 1),
-        g * ans * np.log(np.where(ans == 0, 1.0, x)),
+        g * ans * np.log(np.where((ans == 0) | (g == 0), 1.0, x)),  # (see the power rule)
     )
 
 
