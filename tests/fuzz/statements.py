@@ -708,7 +708,13 @@ class ProgramGenerator(IdiomStatements, Generator):
                         [Simple(fmt("return {}", self.value(scope, kind, 1)))],
                     ),
                 ]
-                body.append(Block(Text.plain("for _ in range(3):"), loop_body))
+                if self.chance(0.5):
+                    body.append(Block(Text.plain("for _ in range(3):"), loop_body))
+                else:  # a counter the callee saves, as an exponent of a base of any sign
+                    loop_body.insert(1, Simple(Text.plain("t = t + (a * 0.5) ** k / (k + 1)")))
+                    loop_body.append(Simple(Text.plain("k += 1")))
+                    body.append(Simple(Text.plain("k = 0")))
+                    body.append(Block(Text.plain("while k < 3:"), loop_body))
                 body.append(Simple(fmt("return {}", self.value(scope, kind))))
                 self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
                 self.helper_sigs.append((name, kind, (kind,)))
