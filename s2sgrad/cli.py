@@ -232,8 +232,14 @@ def transformed_source(fn, args) -> str:
         transformed = sg.grad(transformed, wrt=wrt, **options)
     if args.order == 1:
         return sg.source(transformed)
-    # a derivative of generated code is specialized: for a scalar function, Python numbers
-    return sg.source(transformed, *[1.0] * fn.__code__.co_argcount)
+    # a derivative of generated code is specialized: for a scalar function, Python numbers,
+    # which its entry checks (called with an array, it returned a wrong number, silently)
+    from .standalone import _generated_entry, _kinds, with_kind_check
+
+    example = (1.0,) * fn.__code__.co_argcount
+    text = sg.source(transformed, *example)
+    entry = _generated_entry(transformed, example).__name__
+    return with_kind_check(text, entry, _kinds(transformed, example))
 
 
 def uncached_source(fn, args) -> str:

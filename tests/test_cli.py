@@ -268,6 +268,9 @@ def test_second_order(untrusted, capsys):
     h = 1e-4
     numeric = (_sigmoidish(0.7 + h) - 2 * _sigmoidish(0.7) + _sigmoidish(0.7 - h)) / h**2
     assert second == pytest.approx(numeric, rel=1e-5)
+    # the code is for Python numbers: an array gave one wrong number, silently (hunt, repro_3)
+    with pytest.raises(TypeError, match="argument 'x' is an array"):
+        entry(np.array([0.3, 0.7]))
 
 
 def _sigmoidish(x):
