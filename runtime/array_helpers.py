@@ -567,6 +567,8 @@ def item_of(a, *index):
 
 
 def _flat_position(a, index) -> int:
+    if len(index) == 1 and isinstance(index[0], tuple):  # ``a.item((1, 2))``: one tuple
+        index = index[0]
     if not index:
         if np.size(a) != 1:
             raise ValueError("can only convert an array of size 1 to a Python scalar")

@@ -34,8 +34,10 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return np.sum(np.diff(np.moveaxis(x, axis, -1), axis=-1) * pairs, axis=-1) / 2.0
 
 
-def average(a, axis=None, weights=None, keepdims=False):
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     """``np.average`` (in `a` and `weights`; ``returned=True`` is not supported)."""
+    if returned:
+        raise NotImplementedError("s2sgrad differentiates np.average with returned=False only")
     if weights is None:
         return np.mean(a, axis=axis, keepdims=keepdims)
     if axis is None:
@@ -48,12 +50,23 @@ def average(a, axis=None, weights=None, keepdims=False):
     return np.expand_dims(result, axis) if keepdims else result
 
 
+def _no_out(out, name, dtype=None):
+    """Refuse what a definition does not compute: an ``out`` array, a ``dtype``."""
+    if out is not None or dtype is not None:
+        raise NotImplementedError(
+            f"s2sgrad differentiates np.{name} without out= and dtype= (leave them None)"
+        )
+
+
 # -- order statistics -----------------------------------------------------------------------------
 
 
-def quantile(a, q, axis=None, method="linear", keepdims=False):
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """``np.quantile`` with the default ``method="linear"`` (in `a` and `q`): the sorted
-    values on either side of ``q * (n - 1)``, interpolated."""
+    values on either side of ``q * (n - 1)``, interpolated. (NumPy's parameters, in NumPy's
+    order, as all of these definitions: a call passes them by position as NumPy takes them;
+    ``overwrite_input`` changes nothing computed.)"""
+    _no_out(out, "quantile")
     if method != "linear":
         raise NotImplementedError(
             f"s2sgrad differentiates np.quantile, np.percentile and np.median with "
@@ -77,43 +90,50 @@ def quantile(a, q, axis=None, method="linear", keepdims=False):
     return result
 
 
-def percentile(a, q, axis=None, method="linear", keepdims=False):
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False):
     """``np.percentile``: `quantile` at ``q / 100``."""
+    _no_out(out, "percentile")
     return quantile(a, np.asarray(q) / 100.0, axis=axis, method=method, keepdims=keepdims)
 
 
-def median(a, axis=None, keepdims=False):
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """``np.median``: `quantile` at 0.5 (the mean of the two middle values of an even count)."""
+    _no_out(out, "median")
     return quantile(a, 0.5, axis=axis, keepdims=keepdims)
 
 
-def ptp(a, axis=None, keepdims=False):
+def ptp(a, axis=None, out=None, keepdims=False):
     """``np.ptp``: the range, maximum minus minimum."""
+    _no_out(out, "ptp")
     return np.max(a, axis=axis, keepdims=keepdims) - np.min(a, axis=axis, keepdims=keepdims)
 
 
 # -- reductions that skip NaN ---------------------------------------------------------------------
 
 
-def nansum(a, axis=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
     """``np.nansum``: NaN counts as 0 (and gets no derivative)."""
+    _no_out(out, "nansum", dtype)
     return np.sum(np.where(np.isnan(a), 0.0, a), axis=axis, keepdims=keepdims)
 
 
-def nanmean(a, axis=None, keepdims=False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
     """``np.nanmean``: the mean of the elements that are not NaN."""
+    _no_out(out, "nanmean", dtype)
     present = np.logical_not(np.isnan(a))
     total = np.sum(np.where(present, a, 0.0), axis=axis, keepdims=keepdims)
     return total / np.sum(present, axis=axis, keepdims=keepdims)
 
 
-def nanmax(a, axis=None, keepdims=False):
+def nanmax(a, axis=None, out=None, keepdims=False):
     """``np.nanmax``: the maximum of the elements that are not NaN."""
+    _no_out(out, "nanmax")
     return np.max(np.where(np.isnan(a), -np.inf, a), axis=axis, keepdims=keepdims)
 
 
-def nanmin(a, axis=None, keepdims=False):
+def nanmin(a, axis=None, out=None, keepdims=False):
     """``np.nanmin``: the minimum of the elements that are not NaN."""
+    _no_out(out, "nanmin")
     return np.min(np.where(np.isnan(a), np.inf, a), axis=axis, keepdims=keepdims)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import inspect
 import math
 import operator
 from collections.abc import Callable, Mapping
@@ -163,6 +164,28 @@ def _definition(primitive: object):
         return DEFINITIONS.get(primitive)
     except TypeError:  # unhashable: no definition
         return None
+
+
+def past_out(primitive, args: tuple, kwargs) -> tuple[tuple, dict]:
+    """`args` and `kwargs` with the arguments NumPy's `primitive` takes after its ``out``
+    parameter made keywords, by NumPy's names. Rules and definitions leave ``out`` out, so
+    ``np.var(x, 0, None, None, 1)``'s fifth argument, ``ddof`` to NumPy, went to the rule's
+    fourth parameter: a crash inside the rule, or another parameter's value (hunt, repro_5).
+    ``out`` becomes a keyword too, which the rules take only as None."""
+    try:
+        parameters = inspect.signature(primitive).parameters.values()
+    except (TypeError, ValueError):
+        return args, kwargs
+    names = []
+    for parameter in parameters:  # those a call may pass by position
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(parameter.name)
+    if "out" not in names or len(args) <= names.index("out"):
+        return args, kwargs
+    at = names.index("out")
+    named = dict(zip(names[at:], args[at:], strict=False))
+    return args[:at], {**named, **kwargs}
 
 
 def _is_user_function(value: object) -> bool:
@@ -416,6 +439,7 @@ class Classifier:
         return Operation(targets, NO_DERIVATIVE, ".astype", (receiver,))
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
+        args, kwargs = past_out(primitive, tuple(args), kwargs or {})
         rule = self.registry.lookup(primitive)  # (first: it loads SciPy's rules and definitions)
         definition = _definition(primitive) if rule is None else None
         if definition is not None:  # differentiated through its definition (runtime/definitions.py)

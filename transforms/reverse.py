@@ -707,7 +707,7 @@ def bind_arguments(
 ) -> dict[str, cst.BaseExpression]:
     """Match the call's arguments to the template's parameters, as Python would."""
     bound: dict[str, cst.BaseExpression] = {}
-    positional = list(op.args)
+    positional, keywords = list(op.args), dict(op.kwargs)
     params = list(template.params)
     for param, arg in zip(params, positional, strict=False):
         bound[param] = arg
@@ -720,7 +720,9 @@ def bind_arguments(
         bound[template.varargs] = cst.Tuple(tuple(cst.Element(e) for e in extra))
     elif template.varargs is not None:
         bound[template.varargs] = cst.Tuple(())
-    for keyword, value in op.kwargs.items():
+    for keyword, value in keywords.items():
+        if keyword == "out" and isinstance(value, cst.Name) and value.value == "None":
+            continue  # (NumPy's default, written out: see `operations.past_out`)
         if keyword not in params and keyword not in template.keyword_only:
             raise _error(
                 nf, op, f"argument {keyword!r} of {op.name} is not supported when differentiating"
