@@ -8,8 +8,9 @@ each active tape (`offer`: `tape.GradientTape._record`, or the check of the trac
 replays, `s2sgrad.replay`). Recording is all a Tensor does: derivatives come
 later, when a tape lowers what it recorded to Python and compiles the adjoint.
 
-`np.asarray(t)` and `t.numpy()` give the plain value; what is computed from it is a constant to
-every tape (as in TensorFlow, where a value that left through NumPy loses its history).
+`t.numpy()` gives a copy of the plain value and `np.asarray(t)` a read-only view of it (neither
+can change the Tensor or what a tape recorded); what is computed from it is a constant to every
+tape (as in TensorFlow, where a value that left through NumPy loses its history).
 """
 
 from __future__ import annotations
@@ -92,8 +93,12 @@ class Tensor:
 
     # -- what the value is ----------------------------------------------------------------------
     def numpy(self):
-        """The value as NumPy (an ndarray, or a NumPy scalar for a 0-d Tensor)."""
-        return self._value
+        """The value as NumPy (an ndarray, or a NumPy scalar for a 0-d Tensor), a copy as
+        TensorFlow's ``Variable.numpy()``: the user may change it in place (``arr -= 1``)
+        without changing the Tensor, or a value a tape recorded. (s2sgrad's own code reads
+        ``_value``.)"""
+        value = self._value
+        return value.copy() if isinstance(value, _ndarray) else value
 
     @property
     def value(self):
@@ -125,7 +130,13 @@ class Tensor:
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        # a read-only view, not the buffer: ``a = np.asarray(t); a -= 1`` would change the
+        # Tensor and the values tapes recorded (``np.array(t)`` and ``t.numpy()`` copy)
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     def __len__(self) -> int:
         return len(self._value)
@@ -349,7 +360,7 @@ class Variable(Tensor):
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if isinstance(initial_value, Tensor):
-            initial_value = initial_value.numpy()
+            initial_value = initial_value._value
         value = _as_value(initial_value, dtype)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable name must be a str; got {type(name).__name__}")
@@ -387,7 +398,7 @@ class Variable(Tensor):
         return self
 
     def _checked(self, value, method: str):
-        plain = value.numpy() if isinstance(value, Tensor) else value
+        plain = value._value if isinstance(value, Tensor) else value
         array = np.asarray(plain, dtype=self.dtype)
         if array.shape != self.shape:
             raise ValueError(
@@ -422,7 +433,7 @@ def constant(value, dtype=None, name=None):
     if name is not None and not isinstance(name, str):
         raise TypeError(f"constant name must be a str; got {type(name).__name__}")
     if isinstance(value, Tensor):
-        value = value.numpy()
+        value = value._value
     return Tensor(value, dtype)
 
 
