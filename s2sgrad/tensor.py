@@ -15,6 +15,7 @@ tape (as in TensorFlow, where a value that left through NumPy loses its history)
 
 from __future__ import annotations
 
+import dis
 import functools
 import operator
 import os
@@ -122,11 +123,7 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         if recording and _followed(self):
-            level = _user_frame()
-            if level == _DERIVATIVE_CODE:
-                raise TypeError(_NESTED_THROUGH_A_HELPER)
-            if level is not None:
-                warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
+            _leaving()
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
@@ -154,6 +151,13 @@ class Tensor:
         return bool(value)
 
     def __float__(self) -> float:
+        # ``acc[i] = t`` stores a 0-d Tensor through float(): a plain number in a plain array,
+        # as ``acc[:] = t`` (through __array__), and a followed one warns the same way;
+        # ``float(t)`` itself says a constant is meant and is silent
+        if recording and _followed(self):
+            frame = sys._getframe(1)
+            if frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
+                _leaving()
         return float(self._value)
 
     def __int__(self) -> int:
@@ -198,12 +202,16 @@ class Tensor:
             return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
             raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
+        if method == "at":  # np.add.at(acc, index, t): writes into its first argument
+            return _write(f"numpy.{ufunc.__name__}.at", ufunc.at, inputs, kwargs)
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
         return apply(fn, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.mean and not kwargs and len(args) == 1:
             return unary(np.mean, args[0], _full_mean)
+        if func in _WRITES:
+            return _write(f"numpy.{func.__name__}", func, args, kwargs)
         return apply(func, args, kwargs)
 
     # -- operators (made by `_operator` and `_reflected` above) -----------------------------------
@@ -637,12 +645,50 @@ def _unusual_binary(fn, a, b):
     return _apply_general(fn, (a, b), None)
 
 
+# NumPy functions that write into their first argument (`_write`)
+_WRITES = frozenset({np.copyto, np.put, np.putmask, np.place, np.put_along_axis, np.fill_diagonal})
+
+
+def _write(name: str, fn, args: tuple, kwargs: dict):
+    """`fn` (``np.copyto(acc, t)``, ``np.add.at(acc, index, t)``) writing into a plain array
+    its first argument: the Tensors written become plain values there, as in ``acc[:] = t``,
+    and a followed one warns at the user's line, as `Tensor.__array__` does. Writing into a
+    Tensor is refused: it is immutable, and the tape recorded its value."""
+    target = args[0] if args else next(iter(kwargs.values()), None)
+    if isinstance(target, Tensor):
+        raise TypeError(
+            f"{name} writes into its first argument, a Tensor; Tensors are immutable: build "
+            "a new value (np.where, np.concatenate) or use a Variable and .assign()"
+        )
+    plain, inputs = _unwrap_args(args)
+    kw = {}
+    for key, value in kwargs.items():
+        if isinstance(value, Tensor):
+            inputs.append(value)
+            value = value._value
+        kw[key] = value
+    if recording and any(_followed(tensor) for tensor in inputs):
+        _leaving(skip=1)
+    return fn(*plain, **kw)
+
+
+def _leaving(skip: int = 0) -> None:
+    """A followed Tensor becomes a plain value where the tape cannot follow it: warn at the
+    user's line (`skip` frames above the caller's caller), or refuse in derivative code."""
+    level = _user_frame(skip + 1)
+    if level == _DERIVATIVE_CODE:
+        raise TypeError(_NESTED_THROUGH_A_HELPER)
+    if level is not None:
+        warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
+
+
 _LEFT_THE_TAPE = (
     "a Tensor the tape follows became a plain NumPy array (np.asarray or np.array of it, a "
-    "list of Tensors given to a NumPy function, or a SciPy function that is not a ufunc): what "
-    "is computed from that array is a constant to the tape, and no gradient flows through it. "
-    "Keep it a Tensor (np.stack([t, u]) for a list, sg.grad for SciPy), or write t.numpy() "
-    "where a constant is meant"
+    "list of Tensors given to a NumPy function, a Tensor written into a NumPy array: acc[i] = "
+    "t, np.copyto, np.put, np.add.at, or a SciPy function that is not a ufunc): what is "
+    "computed from that array is a constant to the tape, and no gradient flows through it. "
+    "Keep it a Tensor (np.stack([t, u]) for a list, np.where or np.concatenate instead of "
+    "writing into an array, sg.grad for SciPy), or write t.numpy() where a constant is meant"
 )
 
 
@@ -664,14 +710,15 @@ def refuse_nested_through_a_helper():
     raise TypeError(_NESTED_THROUGH_A_HELPER)
 
 
-def _user_frame() -> int | None:
+def _user_frame(skip: int = 0) -> int | None:
     """The `stacklevel` of the first caller outside NumPy, SciPy and s2sgrad: the user's line
     that handed the Tensor over (``np.var([t, u])``, ``scipy.linalg.expm(t)``). None where
     s2sgrad itself asked for the plain value (``sg.nn.softmax``'s constant shift);
     `_DERIVATIVE_CODE` where the helpers derivative code calls did (under a nested tape, the
-    inner gradient's code runs on the outer tape's Tensors)."""
+    inner gradient's code runs on the outer tape's Tensors). The caller is the frame above
+    the one asking (`Tensor.__array__`), or `skip` frames further up."""
     runtime = _runtime_folder()
-    frame = sys._getframe(2)
+    frame = sys._getframe(2 + skip)
     while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
         frame = frame.f_back
     if frame is not None and frame.f_code.co_filename.startswith(runtime):
@@ -681,7 +728,7 @@ def _user_frame() -> int | None:
         for name in ("numpy", "scipy", "s2sgrad")
         if (module := sys.modules.get(name)) is not None and getattr(module, "__file__", None)
     )
-    frame, level = sys._getframe(2), 2  # __array__'s caller: stacklevel 2 to warn
+    frame, level = sys._getframe(2 + skip), 2 + skip  # __array__'s caller: stacklevel 2
     if frame.f_code.co_filename.startswith(_OWN):
         return None
     while frame.f_back is not None and frame.f_code.co_filename.startswith(libraries):
@@ -690,6 +737,7 @@ def _user_frame() -> int | None:
 
 
 _NUMPY = os.path.dirname(np.__file__) + os.sep
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
 @functools.cache

@@ -41,6 +41,48 @@ def test_a_followed_tensor_leaving_the_tape_warns_at_the_users_line(compute):
     assert tape.gradient(y, x) is None  # (still a constant, as in TensorFlow)
 
 
+def _store(acc, t):
+    for i in range(len(acc)):
+        acc[i] = t[i]  # (a 0-d Tensor stored through float())
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda acc, t: acc.__setitem__(slice(None), t),
+        _store,
+        lambda acc, t: np.copyto(acc, t),
+        lambda acc, t: np.put(acc, [0, 1, 2], t),
+        lambda acc, t: np.add.at(acc, [0, 1, 2], t),
+        lambda acc, t: np.putmask(acc, acc == 0, t),
+        lambda acc, t: np.place(acc, acc == 0, t),
+        lambda acc, t: np.put_along_axis(acc, np.arange(3), t, 0),
+    ],
+    ids=["acc[:] = t", "acc[i] = t[i]", "copyto", "put", "add.at", "putmask", "place", "put_along"],
+)
+def test_a_followed_tensor_written_into_a_numpy_array_warns_at_the_users_line(write):
+    # np.copyto, np.put, np.add.at, ... dispatch to the Tensor, which wrote its plain value
+    # without a word: a gradient None where 8x is true (hunt, repro_15); acc[:] = t warned
+    x = sg.Variable(np.array([1.0, 2.0, 3.0]))
+    acc = np.zeros(3)
+    with pytest.warns(UserWarning, match=LEFT) as caught:
+        with sg.GradientTape() as tape:
+            write(acc, x * 2.0)
+            y = np.sum(acc**2)
+    assert caught[0].filename == __file__
+    np.testing.assert_array_equal(acc, [2.0, 4.0, 6.0])
+    assert tape.gradient(y, x) is None  # (a constant, as in TensorFlow)
+
+
+def test_writing_into_a_tensor_is_refused():
+    t = sg.constant(np.zeros(3))
+    with pytest.raises(TypeError, match=r"numpy\.copyto writes into .* Tensors are immutable"):
+        np.copyto(t, np.ones(3))
+    with pytest.raises(TypeError, match=r"numpy\.add\.at writes into"):
+        np.add.at(t, [0], 1.0)
+    np.testing.assert_array_equal(t.numpy(), np.zeros(3))
+
+
 def test_a_scipy_function_that_is_not_a_ufunc_warns_at_the_users_line():
     linalg = pytest.importorskip("scipy.linalg")
     with pytest.warns(UserWarning, match=LEFT) as caught:
@@ -54,8 +96,9 @@ def test_a_scipy_function_that_is_not_a_ufunc_warns_at_the_users_line():
         lambda x: np.var(np.stack([x[0] * 2.0, x[1]])),
         lambda x: np.sum(sg.nn.softmax(x) * x.numpy()),  # softmax's own constant shift
         lambda x: float(np.sum(x)) * x,
+        lambda x: np.copyto(np.zeros(3), x.numpy()) or x,
     ],
-    ids=["np.stack", "sg.nn.softmax and .numpy()", "float()"],
+    ids=["np.stack", "sg.nn.softmax and .numpy()", "float()", "writing .numpy()"],
 )
 def test_what_keeps_a_tensor_or_says_it_means_a_constant_is_silent(compute):
     with warnings.catch_warnings():
