@@ -484,25 +484,52 @@ _ndarray = np.ndarray  # (a global read in the operators: one lookup instead of 
 
 
 def _unwrap_args(args) -> tuple[list, list]:
-    """Plain values of `args` (Tensors replaced, one level of lists/tuples looked into) and
-    the Tensors found."""
+    """Plain values of `args` (Tensors replaced, lists/tuples looked into at any depth:
+    ``np.matmul([[x0, x1], [x2, 1.0]], v)``) and the Tensors found, depth first."""
     plain, inputs = [], []
     for arg in args:
         if isinstance(arg, Tensor):
             plain.append(arg._value)
             inputs.append(arg)
-        elif isinstance(arg, (list, tuple)) and any(isinstance(a, Tensor) for a in arg):
-            parts = []
-            for item in arg:
-                if isinstance(item, Tensor):
-                    parts.append(item._value)
-                    inputs.append(item)
-                else:
-                    parts.append(item)
-            plain.append(type(arg)(parts))
+        elif (arg.__class__ is list or arg.__class__ is tuple) and holds_tensor(arg):
+            plain.append(_unwrap_sequence(arg, inputs))
         else:
             plain.append(arg)
     return plain, inputs
+
+
+def _unwrap_sequence(sequence, inputs: list):
+    parts = []
+    for item in sequence:
+        if isinstance(item, Tensor):
+            parts.append(item._value)
+            inputs.append(item)
+        elif (item.__class__ is list or item.__class__ is tuple) and holds_tensor(item):
+            parts.append(_unwrap_sequence(item, inputs))
+        else:
+            parts.append(item)
+    return type(sequence)(parts)
+
+
+def holds_tensor(sequence) -> bool:
+    """Whether a list or tuple holds a Tensor, in nested lists and tuples too (``[[x0, x1],
+    [x2, 1.0]]``: an array-like the tape follows, as `sg.grad` does)."""
+    for item in sequence:
+        if isinstance(item, Tensor):
+            return True
+        if (item.__class__ is list or item.__class__ is tuple) and holds_tensor(item):
+            return True
+    return False
+
+
+def _as_written(arg):
+    """A list argument as it is now, nested lists too: the user may change it after the call
+    (``L[2] = ...``), and the recorded call must still say which of its items were Tensors."""
+    if arg.__class__ is list:
+        return [_as_written(a) if a.__class__ is list or a.__class__ is tuple else a for a in arg]
+    if arg.__class__ is tuple and any(a.__class__ is list for a in arg):
+        return tuple(_as_written(a) for a in arg)
+    return arg
 
 
 def apply(fn, args: tuple, kwargs: dict | None = None):
@@ -531,9 +558,7 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
         out = fn(*plain)
     result = _wrap(out)
     if recording and inputs:
-        # a list argument as it is now: the user may change it after the call (``L[2] = ...``),
-        # and the recorded call must still say which of its items were Tensors
-        args = tuple(list(a) if a.__class__ is list else a for a in args)
+        args = tuple(_as_written(a) if a.__class__ is list else a for a in args)
         offer(fn, args, kwargs, inputs, result)
     return result
 
@@ -637,12 +662,25 @@ _OPERATORS = frozenset(
 def _unusual_binary(fn, a, b):
     """A list or tuple operand, or a subclass of Tensor. For an operator, a list operand is
     an array (``x * [3.0, 4.0]``), as in NumPy; other functions get it as written."""
-    if fn in _OPERATORS:
+    if fn in _OPERATORS or isinstance(fn, np.ufunc):
         if a.__class__ is list or a.__class__ is tuple:
-            return _binary(fn, np.asarray(a), b)
+            return _binary(fn, _array_of(a), b)
         if b.__class__ is list or b.__class__ is tuple:
-            return _binary(fn, a, np.asarray(b))
+            return _binary(fn, a, _array_of(b))
     return _apply_general(fn, (a, b), None)
+
+
+def _array_of(sequence):
+    """An operand written as a list, as NumPy reads it (an array); one holding Tensors
+    (``x * [t, u, 1.0]``, ``np.matmul([[x0, x1], [x2, 1.0]], v)``) is the recorded np.stack
+    of its items, which the tape follows (np.asarray of it made them constants, silently)."""
+    if not holds_tensor(sequence):
+        return np.asarray(sequence)
+    items = [
+        _array_of(item) if item.__class__ is list or item.__class__ is tuple else item
+        for item in sequence
+    ]
+    return apply(np.stack, (items,))
 
 
 # NumPy functions that write into their first argument (`_write`)
