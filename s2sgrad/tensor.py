@@ -201,7 +201,7 @@ class Tensor:
                 return unary(ufunc, inputs[0])
             return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
-            raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
+            raise TypeError(_in_place(ufunc, inputs, kwargs["out"]))
         if method == "at":  # np.add.at(acc, index, t): writes into its first argument
             return _write(f"numpy.{ufunc.__name__}.at", ufunc.at, inputs, kwargs)
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
@@ -681,6 +681,34 @@ def _array_of(sequence):
         for item in sequence
     ]
     return apply(np.stack, (items,))
+
+
+def _in_place(ufunc, inputs: tuple, out) -> str:
+    """What a ufunc writing into `out` is told, with a Tensor among its operands."""
+    name = f"numpy.{ufunc.__name__}"
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if isinstance(target, Tensor):
+        return (
+            f"{name} with out= a Tensor: Tensors are immutable; write t = {name}(...), a new "
+            "value (or use a Variable and .assign())"
+        )
+    symbol = _AUGMENTED.get(ufunc)
+    if symbol is not None and inputs and target is inputs[0]:  # ``acc += t`` (or out=acc)
+        return (
+            f"acc {symbol}= t with acc a NumPy array and t a Tensor ({name} into acc): a NumPy "
+            f"array cannot hold a Tensor; write acc = acc {symbol} t, a new value the tape "
+            "follows"
+        )
+    return f"{name} with out= cannot write a Tensor's result into an array: write t = {name}(...)"
+
+
+_AUGMENTED = dict(
+    zip(
+        (np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder),
+        ("+", "-", "*", "/", "//", "%"),
+        strict=True,
+    )
+) | {np.power: "**", np.matmul: "@", np.bitwise_and: "&", np.bitwise_or: "|"}
 
 
 # NumPy functions that write into their first argument (`_write`)
