@@ -126,6 +126,8 @@ def qualified_name(fn: object) -> str:
             return where
         name = type(fn).__name__
     owner = getattr(fn, "__self__", None)
+    if isinstance(owner, _ufunc_type()):  # a ufunc's method: ``numpy.add.reduce``
+        return f"{qualified_name(owner)}.{name}"
     if isinstance(fn, types.MethodType) and not isinstance(owner, (type, types.ModuleType)):
         where = _public_home(owner, type(owner).__module__)
         if where is not None:

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .tensor import Tensor, Variable
+from .tensor import Tensor, Variable, holds_tensor
 
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 
@@ -111,8 +111,8 @@ def _pattern(value, constants: list, nested: bool):
     cls = value.__class__
     if cls is int or cls is bool or cls is str or value is None:
         return (cls, value)
-    if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
-        return ("L" if cls is list else "T", tuple([_pattern(a, constants, False) for a in value]))
+    if nested and (cls is list or cls is tuple) and holds_tensor(value):
+        return ("L" if cls is list else "T", tuple([_pattern(a, constants, True) for a in value]))
     if _is_literal(value):
         return _literal_key(value)
     if isinstance(value, (np.ndarray, np.generic)):

@@ -15,7 +15,7 @@ from s2sgrad import runtime
 from s2sgrad.runtime import qualified_name
 
 from .recorded_calls import Expression, _is_literal
-from .tensor import Tensor
+from .tensor import Tensor, holds_tensor
 
 if TYPE_CHECKING:
     from .lowering import Lowered
@@ -51,8 +51,8 @@ class _Renderer:
         if isinstance(value, Tensor):
             return self.slot(next(refs))
         cls = value.__class__
-        if nested and (cls is list or cls is tuple) and any(isinstance(a, Tensor) for a in value):
-            inner = ", ".join(self.value(a, refs, consts, False) for a in value)
+        if nested and (cls is list or cls is tuple) and holds_tensor(value):
+            inner = ", ".join(self.value(a, refs, consts, True) for a in value)
             if cls is list:
                 return f"[{inner}]"
             return f"({inner}{',' if len(value) == 1 else ''})"

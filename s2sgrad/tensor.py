@@ -8,12 +8,14 @@ each active tape (`offer`: `tape.GradientTape._record`, or the check of the trac
 replays, `s2sgrad.replay`). Recording is all a Tensor does: derivatives come
 later, when a tape lowers what it recorded to Python and compiles the adjoint.
 
-`np.asarray(t)` and `t.numpy()` give the plain value; what is computed from it is a constant to
-every tape (as in TensorFlow, where a value that left through NumPy loses its history).
+`t.numpy()` gives a copy of the plain value and `np.asarray(t)` a read-only view of it (neither
+can change the Tensor or what a tape recorded); what is computed from it is a constant to every
+tape (as in TensorFlow, where a value that left through NumPy loses its history).
 """
 
 from __future__ import annotations
 
+import dis
 import functools
 import operator
 import os
@@ -92,8 +94,12 @@ class Tensor:
 
     # -- what the value is ----------------------------------------------------------------------
     def numpy(self):
-        """The value as NumPy (an ndarray, or a NumPy scalar for a 0-d Tensor)."""
-        return self._value
+        """The value as NumPy (an ndarray, or a NumPy scalar for a 0-d Tensor), a copy as
+        TensorFlow's ``Variable.numpy()``: the user may change it in place (``arr -= 1``)
+        without changing the Tensor, or a value a tape recorded. (s2sgrad's own code reads
+        ``_value``.)"""
+        value = self._value
+        return value.copy() if isinstance(value, _ndarray) else value
 
     @property
     def value(self):
@@ -117,15 +123,17 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         if recording and _followed(self):
-            level = _user_frame()
-            if level == _DERIVATIVE_CODE:
-                raise TypeError(_NESTED_THROUGH_A_HELPER)
-            if level is not None:
-                warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
+            _leaving()
         value = np.asarray(self._value)
         if dtype is not None and value.dtype != dtype:
             return value.astype(dtype)
-        return value.copy() if copy else value
+        if copy:
+            return value.copy()
+        # a read-only view, not the buffer: ``a = np.asarray(t); a -= 1`` would change the
+        # Tensor and the values tapes recorded (``np.array(t)`` and ``t.numpy()`` copy)
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     def __len__(self) -> int:
         return len(self._value)
@@ -143,6 +151,13 @@ class Tensor:
         return bool(value)
 
     def __float__(self) -> float:
+        # ``acc[i] = t`` stores a 0-d Tensor through float(): a plain number in a plain array,
+        # as ``acc[:] = t`` (through __array__), and a followed one warns the same way;
+        # ``float(t)`` itself says a constant is meant and is silent
+        if recording and _followed(self):
+            frame = sys._getframe(1)
+            if frame.f_code.co_code[frame.f_lasti] == _STORE_SUBSCR:
+                _leaving()
         return float(self._value)
 
     def __int__(self) -> int:
@@ -186,13 +201,17 @@ class Tensor:
                 return unary(ufunc, inputs[0])
             return _apply_general(ufunc, inputs, None)
         if "out" in kwargs:
-            raise TypeError(f"out= is not supported on Tensors (in numpy.{ufunc.__name__})")
+            raise TypeError(_in_place(ufunc, inputs, kwargs["out"]))
+        if method == "at":  # np.add.at(acc, index, t): writes into its first argument
+            return _write(f"numpy.{ufunc.__name__}.at", ufunc.at, inputs, kwargs)
         fn = ufunc if method == "__call__" else getattr(ufunc, method)
         return apply(fn, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.mean and not kwargs and len(args) == 1:
             return unary(np.mean, args[0], _full_mean)
+        if func in _WRITES:
+            return _write(f"numpy.{func.__name__}", func, args, kwargs)
         return apply(func, args, kwargs)
 
     # -- operators (made by `_operator` and `_reflected` above) -----------------------------------
@@ -349,7 +368,7 @@ class Variable(Tensor):
 
     def __init__(self, initial_value, trainable=True, name=None, dtype=None):
         if isinstance(initial_value, Tensor):
-            initial_value = initial_value.numpy()
+            initial_value = initial_value._value
         value = _as_value(initial_value, dtype)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable name must be a str; got {type(name).__name__}")
@@ -387,7 +406,7 @@ class Variable(Tensor):
         return self
 
     def _checked(self, value, method: str):
-        plain = value.numpy() if isinstance(value, Tensor) else value
+        plain = value._value if isinstance(value, Tensor) else value
         array = np.asarray(plain, dtype=self.dtype)
         if array.shape != self.shape:
             raise ValueError(
@@ -422,7 +441,7 @@ def constant(value, dtype=None, name=None):
     if name is not None and not isinstance(name, str):
         raise TypeError(f"constant name must be a str; got {type(name).__name__}")
     if isinstance(value, Tensor):
-        value = value.numpy()
+        value = value._value
     return Tensor(value, dtype)
 
 
@@ -465,25 +484,52 @@ _ndarray = np.ndarray  # (a global read in the operators: one lookup instead of 
 
 
 def _unwrap_args(args) -> tuple[list, list]:
-    """Plain values of `args` (Tensors replaced, one level of lists/tuples looked into) and
-    the Tensors found."""
+    """Plain values of `args` (Tensors replaced, lists/tuples looked into at any depth:
+    ``np.matmul([[x0, x1], [x2, 1.0]], v)``) and the Tensors found, depth first."""
     plain, inputs = [], []
     for arg in args:
         if isinstance(arg, Tensor):
             plain.append(arg._value)
             inputs.append(arg)
-        elif isinstance(arg, (list, tuple)) and any(isinstance(a, Tensor) for a in arg):
-            parts = []
-            for item in arg:
-                if isinstance(item, Tensor):
-                    parts.append(item._value)
-                    inputs.append(item)
-                else:
-                    parts.append(item)
-            plain.append(type(arg)(parts))
+        elif (arg.__class__ is list or arg.__class__ is tuple) and holds_tensor(arg):
+            plain.append(_unwrap_sequence(arg, inputs))
         else:
             plain.append(arg)
     return plain, inputs
+
+
+def _unwrap_sequence(sequence, inputs: list):
+    parts = []
+    for item in sequence:
+        if isinstance(item, Tensor):
+            parts.append(item._value)
+            inputs.append(item)
+        elif (item.__class__ is list or item.__class__ is tuple) and holds_tensor(item):
+            parts.append(_unwrap_sequence(item, inputs))
+        else:
+            parts.append(item)
+    return type(sequence)(parts)
+
+
+def holds_tensor(sequence) -> bool:
+    """Whether a list or tuple holds a Tensor, in nested lists and tuples too (``[[x0, x1],
+    [x2, 1.0]]``: an array-like the tape follows, as `sg.grad` does)."""
+    for item in sequence:
+        if isinstance(item, Tensor):
+            return True
+        if (item.__class__ is list or item.__class__ is tuple) and holds_tensor(item):
+            return True
+    return False
+
+
+def _as_written(arg):
+    """A list argument as it is now, nested lists too: the user may change it after the call
+    (``L[2] = ...``), and the recorded call must still say which of its items were Tensors."""
+    if arg.__class__ is list:
+        return [_as_written(a) if a.__class__ is list or a.__class__ is tuple else a for a in arg]
+    if arg.__class__ is tuple and any(a.__class__ is list for a in arg):
+        return tuple(_as_written(a) for a in arg)
+    return arg
 
 
 def apply(fn, args: tuple, kwargs: dict | None = None):
@@ -512,9 +558,7 @@ def _apply_general(fn, args: tuple, kwargs: dict | None):
         out = fn(*plain)
     result = _wrap(out)
     if recording and inputs:
-        # a list argument as it is now: the user may change it after the call (``L[2] = ...``),
-        # and the recorded call must still say which of its items were Tensors
-        args = tuple(list(a) if a.__class__ is list else a for a in args)
+        args = tuple(_as_written(a) if a.__class__ is list else a for a in args)
         offer(fn, args, kwargs, inputs, result)
     return result
 
@@ -618,20 +662,99 @@ _OPERATORS = frozenset(
 def _unusual_binary(fn, a, b):
     """A list or tuple operand, or a subclass of Tensor. For an operator, a list operand is
     an array (``x * [3.0, 4.0]``), as in NumPy; other functions get it as written."""
-    if fn in _OPERATORS:
+    if fn in _OPERATORS or isinstance(fn, np.ufunc):
         if a.__class__ is list or a.__class__ is tuple:
-            return _binary(fn, np.asarray(a), b)
+            return _binary(fn, _array_of(a), b)
         if b.__class__ is list or b.__class__ is tuple:
-            return _binary(fn, a, np.asarray(b))
+            return _binary(fn, a, _array_of(b))
     return _apply_general(fn, (a, b), None)
+
+
+def _array_of(sequence):
+    """An operand written as a list, as NumPy reads it (an array); one holding Tensors
+    (``x * [t, u, 1.0]``, ``np.matmul([[x0, x1], [x2, 1.0]], v)``) is the recorded np.stack
+    of its items, which the tape follows (np.asarray of it made them constants, silently)."""
+    if not holds_tensor(sequence):
+        return np.asarray(sequence)
+    items = [
+        _array_of(item) if item.__class__ is list or item.__class__ is tuple else item
+        for item in sequence
+    ]
+    return apply(np.stack, (items,))
+
+
+def _in_place(ufunc, inputs: tuple, out) -> str:
+    """What a ufunc writing into `out` is told, with a Tensor among its operands."""
+    name = f"numpy.{ufunc.__name__}"
+    target = out[0] if isinstance(out, tuple) and len(out) == 1 else out
+    if isinstance(target, Tensor):
+        return (
+            f"{name} with out= a Tensor: Tensors are immutable; write t = {name}(...), a new "
+            "value (or use a Variable and .assign())"
+        )
+    symbol = _AUGMENTED.get(ufunc)
+    if symbol is not None and inputs and target is inputs[0]:  # ``acc += t`` (or out=acc)
+        return (
+            f"acc {symbol}= t with acc a NumPy array and t a Tensor ({name} into acc): a NumPy "
+            f"array cannot hold a Tensor; write acc = acc {symbol} t, a new value the tape "
+            "follows"
+        )
+    return f"{name} with out= cannot write a Tensor's result into an array: write t = {name}(...)"
+
+
+_AUGMENTED = dict(
+    zip(
+        (np.add, np.subtract, np.multiply, np.true_divide, np.floor_divide, np.remainder),
+        ("+", "-", "*", "/", "//", "%"),
+        strict=True,
+    )
+) | {np.power: "**", np.matmul: "@", np.bitwise_and: "&", np.bitwise_or: "|"}
+
+
+# NumPy functions that write into their first argument (`_write`)
+_WRITES = frozenset({np.copyto, np.put, np.putmask, np.place, np.put_along_axis, np.fill_diagonal})
+
+
+def _write(name: str, fn, args: tuple, kwargs: dict):
+    """`fn` (``np.copyto(acc, t)``, ``np.add.at(acc, index, t)``) writing into a plain array
+    its first argument: the Tensors written become plain values there, as in ``acc[:] = t``,
+    and a followed one warns at the user's line, as `Tensor.__array__` does. Writing into a
+    Tensor is refused: it is immutable, and the tape recorded its value."""
+    target = args[0] if args else next(iter(kwargs.values()), None)
+    if isinstance(target, Tensor):
+        raise TypeError(
+            f"{name} writes into its first argument, a Tensor; Tensors are immutable: build "
+            "a new value (np.where, np.concatenate) or use a Variable and .assign()"
+        )
+    plain, inputs = _unwrap_args(args)
+    kw = {}
+    for key, value in kwargs.items():
+        if isinstance(value, Tensor):
+            inputs.append(value)
+            value = value._value
+        kw[key] = value
+    if recording and any(_followed(tensor) for tensor in inputs):
+        _leaving(skip=1)
+    return fn(*plain, **kw)
+
+
+def _leaving(skip: int = 0) -> None:
+    """A followed Tensor becomes a plain value where the tape cannot follow it: warn at the
+    user's line (`skip` frames above the caller's caller), or refuse in derivative code."""
+    level = _user_frame(skip + 1)
+    if level == _DERIVATIVE_CODE:
+        raise TypeError(_NESTED_THROUGH_A_HELPER)
+    if level is not None:
+        warnings.warn(_LEFT_THE_TAPE, UserWarning, stacklevel=level)
 
 
 _LEFT_THE_TAPE = (
     "a Tensor the tape follows became a plain NumPy array (np.asarray or np.array of it, a "
-    "list of Tensors given to a NumPy function, or a SciPy function that is not a ufunc): what "
-    "is computed from that array is a constant to the tape, and no gradient flows through it. "
-    "Keep it a Tensor (np.stack([t, u]) for a list, sg.grad for SciPy), or write t.numpy() "
-    "where a constant is meant"
+    "list of Tensors given to a NumPy function, a Tensor written into a NumPy array: acc[i] = "
+    "t, np.copyto, np.put, np.add.at, or a SciPy function that is not a ufunc): what is "
+    "computed from that array is a constant to the tape, and no gradient flows through it. "
+    "Keep it a Tensor (np.stack([t, u]) for a list, np.where or np.concatenate instead of "
+    "writing into an array, sg.grad for SciPy), or write t.numpy() where a constant is meant"
 )
 
 
@@ -653,14 +776,15 @@ def refuse_nested_through_a_helper():
     raise TypeError(_NESTED_THROUGH_A_HELPER)
 
 
-def _user_frame() -> int | None:
+def _user_frame(skip: int = 0) -> int | None:
     """The `stacklevel` of the first caller outside NumPy, SciPy and s2sgrad: the user's line
     that handed the Tensor over (``np.var([t, u])``, ``scipy.linalg.expm(t)``). None where
     s2sgrad itself asked for the plain value (``sg.nn.softmax``'s constant shift);
     `_DERIVATIVE_CODE` where the helpers derivative code calls did (under a nested tape, the
-    inner gradient's code runs on the outer tape's Tensors)."""
+    inner gradient's code runs on the outer tape's Tensors). The caller is the frame above
+    the one asking (`Tensor.__array__`), or `skip` frames further up."""
     runtime = _runtime_folder()
-    frame = sys._getframe(2)
+    frame = sys._getframe(2 + skip)
     while frame is not None and frame.f_code.co_filename.startswith(_NUMPY):
         frame = frame.f_back
     if frame is not None and frame.f_code.co_filename.startswith(runtime):
@@ -670,7 +794,7 @@ def _user_frame() -> int | None:
         for name in ("numpy", "scipy", "s2sgrad")
         if (module := sys.modules.get(name)) is not None and getattr(module, "__file__", None)
     )
-    frame, level = sys._getframe(2), 2  # __array__'s caller: stacklevel 2 to warn
+    frame, level = sys._getframe(2 + skip), 2 + skip  # __array__'s caller: stacklevel 2
     if frame.f_code.co_filename.startswith(_OWN):
         return None
     while frame.f_back is not None and frame.f_code.co_filename.startswith(libraries):
@@ -679,6 +803,7 @@ def _user_frame() -> int | None:
 
 
 _NUMPY = os.path.dirname(np.__file__) + os.sep
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
 
 
 @functools.cache

@@ -266,3 +266,14 @@ def test_has_aux_returns_the_value_and_an_aux_at_every_return_and_checks_both(
     changed = oracle.check(program, tmp_path, ("has_aux",))
     assert [(f.mode, f.kind) for f in changed.failures] == [("has_aux", "wrong")]
     assert "aux" in changed.failures[0].detail
+
+
+def test_writing_into_np_asarray_of_a_variable_is_the_tapes_refusal(tmp_path):
+    # np.asarray(t) is a read-only view (it was the Tensor's buffer, and writing it changed
+    # what the tape recorded): the tape modes' warning, then NumPy's read-only ValueError
+    body = ["y = np.asarray(x)", "y[0] = 2.0", "return np.sum(y * x)"]
+    statements = [Simple(Text.plain(line)) for line in body]
+    function = Function("def f(x):", statements)
+    program = Program([WRONG_RULE], [], function, [("x", "V")], "S", seed=3)
+    outcome = oracle.check(program, tmp_path, ("tape",))
+    assert [failure.kind for failure in outcome.failures] == ["rejected"], outcome.failures

@@ -556,3 +556,36 @@ def test_a_list_argument_changed_after_the_call_is_recorded_as_it_was():
         items[2] = w * w
         y = np.sum(stacked**2) + np.sum(items[2])
     np.testing.assert_allclose(tape.gradient(y, w).numpy(), 2 * 4 * w0 + 2 * w0 + 2 * w0)
+
+
+@pytest.mark.parametrize(
+    ("method", "instead"),
+    [
+        (np.add.reduce, "numpy.add.reduce .*write np.sum"),
+        (np.multiply.outer, "numpy.multiply.outer .*write np.outer"),
+        (np.add.accumulate, "numpy.add.accumulate .*write np.cumsum"),
+    ],
+    ids=["add.reduce", "multiply.outer", "add.accumulate"],
+)
+def test_a_ufunc_method_without_a_rule_is_named_as_numpy_has_it(method, instead):
+    # the LookupError said "no gradient registered for reduce" and suggested registering
+    # `reduce`, a name the user never wrote (hunt, repro_14)
+    x = sg.constant(np.array([1.0, 2.0, 3.0]))
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(method(x, x) if method.__name__ == "outer" else method(x**2))
+    with pytest.raises(LookupError, match=instead):
+        tape.gradient(y, x)
+
+
+def test_an_in_place_update_of_an_array_by_a_tensor_says_what_to_write():
+    # acc += t said "out= is not supported on Tensors", though the user wrote no out= (repro_16)
+    x = sg.constant(np.array([1.0, 2.0, 3.0]))
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        acc = np.zeros(3)
+        with pytest.raises(TypeError, match=r"acc \+= t .* write acc = acc \+ t"):
+            acc += x**2
+        acc = acc + x**2  # (what it says: followed)
+        y = np.sum(acc)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * x.numpy())

@@ -46,6 +46,30 @@ def test_constant_dtypes_and_immutability():
         sg.constant(object())
 
 
+def test_what_numpy_and_asarray_give_cannot_change_a_tensor_or_a_tape():
+    # .numpy() handed out the Tensor's own buffer: ``arr -= arr.mean()`` changed an
+    # "immutable" Tensor and the value the tape recorded, and the gradient with it (hunt,
+    # repro_4: [4, 32] became [-6, 12]), and ``w.numpy() *= 10`` changed a Variable
+    x = sg.constant(np.array([1.0, 2.0]))
+    with sg.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        z = np.sum(y * y)  # dz/dx = 4 x**3
+    arr = y.numpy()
+    arr -= arr.mean()
+    np.testing.assert_array_equal(y.numpy(), [1.0, 4.0])
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(y)[0] = 7.0  # (a view without a copy, that cannot be written)
+    np.array(y)[0] = 7.0  # (np.array copies)
+    np.testing.assert_array_equal(tape.gradient(z, x).numpy(), 4 * np.array([1.0, 2.0]) ** 3)
+    w = sg.Variable(np.array([1.0, 2.0]))
+    w_np = w.numpy()
+    w_np *= 10
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+    w.assign(w_np)  # (still the way to change it)
+    np.testing.assert_array_equal(w.numpy(), [10.0, 20.0])
+
+
 def test_variable_assign_and_arithmetic():
     v = sg.Variable([1.0, 2.0], name="v")
     assert v.name == "v" and v.trainable

@@ -113,6 +113,18 @@ _FROZEN = (
 
 
 # builtins with no rule, and what to write instead (any other: `_BUILTIN`)
+_UFUNC_METHODS = (".reduce", ".accumulate", ".outer", ".reduceat")
+_UFUNC_METHOD_INSTEAD = {
+    "add.reduce": "np.sum(x, axis=0)",
+    "multiply.reduce": "np.prod(x, axis=0)",
+    "maximum.reduce": "np.max(x, axis=0)",
+    "minimum.reduce": "np.min(x, axis=0)",
+    "add.accumulate": "np.cumsum(x, axis=0)",
+    "multiply.accumulate": "np.cumprod(x, axis=0)",
+    "multiply.outer": "np.outer(a, b) (or a[:, None] * b for any shapes)",
+    "add.outer": "a[:, None] + b",
+    "subtract.outer": "a[:, None] - b",
+}
 _BUILTIN_INSTEAD = {
     "sorted": "np.sort(x) for the values, or np.argsort(x) for an order to index with",
     "tuple": "a tuple literal (a, b), or list(...)",
@@ -148,6 +160,9 @@ def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> st
     a few library functions, what to write instead."""
     if name in _LATER:
         return _LATER[name]
+    if name.startswith("numpy.") and name.endswith(_UFUNC_METHODS):
+        instead = _UFUNC_METHOD_INSTEAD.get(name.removeprefix("numpy."), "the NumPy function")
+        return f"; ufunc methods have no gradient rules: write {instead} instead"
     if _is_distribution(primitive):
         return _FROZEN.format(example=name)
     if primitive is None and name.startswith("array method .") and (

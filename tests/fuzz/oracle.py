@@ -420,6 +420,13 @@ def _said_conversions():
             setattr(Tensor, name, original)
 
 
+def _wrote_into_a_view(error: ValueError, caught) -> bool:
+    """The program wrote into ``np.asarray`` of a followed Tensor: a read-only view, after the
+    tape's warning that the Tensor became a plain array (writing it changed the Tensor and
+    what the tape recorded, until the view was read-only)."""
+    return "read-only" in str(error) and any("the tape follows" in str(w.message) for w in caught)
+
+
 def _mode_tape(f, ref, rng):
     # the same program run on Variables under a GradientTape: `gradient` lowers what the tape
     # recorded to Python and compiles its adjoint with the same compiler
@@ -432,6 +439,10 @@ def _mode_tape(f, ref, rng):
         except TypeError as error:
             if _raised_in(error, tensor_module.__file__):  # Tensors are immutable, no out=
                 raise LeftTheTape(f"TypeError: {error}") from None
+            raise
+        except ValueError as error:
+            if _wrote_into_a_view(error, caught):
+                raise LeftTheTape(f"ValueError: {error}") from None
             raise
         grads = tape.gradient(out, variables, unconnected_gradients="zero")
     value = out.numpy() if isinstance(out, Tensor) else out
@@ -465,6 +476,10 @@ def _mode_tape_hessian(f, ref, rng):
         except TypeError as error:
             if _raised_in(error, tensor_module.__file__):  # immutable, or through a helper
                 raise LeftTheTape(f"TypeError: {error}") from None
+            raise
+        except ValueError as error:
+            if _wrote_into_a_view(error, caught):
+                raise LeftTheTape(f"ValueError: {error}") from None
             raise
     left = [str(w.message)[:60] for w in caught if "the tape follows" in str(w.message)]
     got = np.reshape(got.numpy(), np.shape(ref.hess))
