@@ -391,6 +391,10 @@ def set_batch_item(t, index, value):
     if is_container(t):
         t[index] = value
         return t
+    if isinstance(value, (list, tuple)):
+        # a list's tangent written into slots of an array (``y[:2] = [a, b]``): one array,
+        # directions first (NumPy would put them last: each direction in the wrong slot)
+        value = batch_array(value)
     items = index if isinstance(index, tuple) else (index,)
     if _is_advanced(items):  # the batch axis last, as in `batch_index` (a view: in place)
         moved = np.moveaxis(t, 0, -1)

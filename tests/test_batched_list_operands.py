@@ -148,3 +148,103 @@ def pad_vector(x):
 @pytest.mark.parametrize("f", [einsum_vector, pad_vector], ids=lambda f: f.__name__)
 def test_a_list_operand_vector_output(f):
     _check_first_order(f, X)
+
+
+# -- 2. slots written from a list or tuple of numbers ------------------------------------------
+
+
+def row_from_list(x):
+    Y = np.zeros((2, 3))
+    Y[0] = [x[0] * x[1], x[0], x[2] ** 2]
+    return Y
+
+
+def slice_from_list(x):
+    y = np.zeros(4)
+    y[:2] = [x[0] * x[1], x[0]]
+    return y * np.sum(x)
+
+
+def column_from_list(x):
+    Y = np.zeros((3, 2))
+    Y[:, 1] = [x[0] * x[1], x[0], np.sin(x[2])]
+    return Y
+
+
+def fancy_from_list(x):
+    y = np.zeros(3)
+    y[[0, 2]] = [x[0] * x[1], x[2]]
+    return y
+
+
+def slice_from_bare_tuple(x):
+    y = np.zeros(3)
+    y[0:2] = x[1], x[2]
+    return y * x
+
+
+def row_from_tuple(x):
+    Y = np.zeros((2, 3))
+    Y[1] = (x[0] * x[1], x[0], 2.0)
+    return Y
+
+
+SLOT_CASES = [
+    row_from_list,
+    slice_from_list,
+    column_from_list,
+    fancy_from_list,
+    slice_from_bare_tuple,
+    row_from_tuple,
+]
+
+
+@pytest.mark.parametrize("f", SLOT_CASES, ids=lambda f: f.__name__)
+def test_slots_written_from_a_list(f):
+    _check_first_order(f, X)
+
+    def scalar(x):
+        Y = f(x)
+        return np.sum(Y**3) + np.sum(Y) * x[0]
+
+    _check_second_order(scalar, X)
+
+
+# -- 3. a tuple with a constant entry written into slots: reverse mode -----------------------
+
+
+def tuple_with_constant(a):
+    y = np.zeros(2)
+    y[:] = (a * 3.0, 1.0)
+    return y
+
+
+def row_tuple_with_constant(a):
+    Y = np.zeros((2, 2))
+    Y[1, :] = (np.sin(a), 1.0)
+    return Y
+
+
+def tail_tuple_with_constant(x):
+    y = np.zeros(3)
+    y[1:] = (x[0] * 3.0, 1.0)
+    return y * x
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [(tuple_with_constant, 0.7), (row_tuple_with_constant, 0.7), (tail_tuple_with_constant, X)],
+    ids=["slice", "row", "tail"],
+)
+def test_a_tuple_with_a_constant_written_into_slots(f, x):
+    _check_first_order(f, x)
+
+
+def test_a_scalar_through_a_tuple_in_slots_agrees_with_grad():
+    def s(x):
+        return np.sum(tail_tuple_with_constant(x)) ** 2
+
+    expected = numerical_jacobian(s, X)
+    np.testing.assert_allclose(sg.grad(s)(X), expected, rtol=1e-5)
+    np.testing.assert_allclose(sg.jacobian(s, mode="reverse")(X), expected, rtol=1e-5)
+    _check_second_order(s, X)
