@@ -77,6 +77,16 @@ def einsum_of_scalars(x):
     return np.sum(np.einsum("i,j->ij", v, x) * np.arange(9.0).reshape(3, 3)) ** 2
 
 
+def cumprod_of_rows(x):
+    rows = [x * x[0], np.sin(x) + 1.0, x**2 + 0.5]
+    return np.sum(np.cumprod(rows, axis=0))
+
+
+def cumprod_of_an_array(x):  # (a batched adjoint the same everywhere: np.sum's)
+    rows = np.array([x * x[0], np.sin(x) + 1.0, x**2 + 0.5])
+    return np.sum(np.cumprod(rows, axis=0))
+
+
 def pad_of_scalars(x):
     v = [x[1] * x[2], x[0] * x[1] + 0.05, x[2] ** 2 + 0.2]
     return (np.sum(np.pad(v, 1) * np.arange(5.0)) * x[0]) ** 2
@@ -104,6 +114,8 @@ OPERAND_CASES = [
     kron_of_scalars,
     cross_of_scalars,
     einsum_of_scalars,
+    cumprod_of_rows,
+    cumprod_of_an_array,
     pad_of_scalars,
     atleast_2d_of_scalars,
     dot_of_dict_values,
