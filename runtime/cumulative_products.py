@@ -172,8 +172,14 @@ def cumprod_adjoint(g, a, axis=None, product=None):
 def _reverse_cumsum_over(g, product, a, k: int):
     """``reverse_cumsum(g * product) / a`` along the axis `k`, in one buffer of our own (the
     sweeps are memory-bound: each fresh array costs about as much as the arithmetic). A `g`
-    with one value everywhere (``np.sum``'s adjoint, broadcast) is a factor applied last."""
-    uniform = isinstance(g, np.ndarray) and g.size > 0 and not any(g.strides)
+    with one value everywhere (``np.sum``'s adjoint, broadcast) is a factor applied last,
+    unless it has leading batch axes, which the result keeps."""
+    uniform = (
+        isinstance(g, np.ndarray)
+        and g.size > 0
+        and not any(g.strides)
+        and g.shape == np.shape(product)
+    )
     if uniform:
         out = np.flip(np.cumsum(np.flip(product, k), axis=k), k)
     else:

@@ -129,7 +129,11 @@ def moved_adjoint(g, x, moved):
 def moved_tangent(t, x, moved):
     """The tangent of a function that moved the elements of `x` as `moved` says: `t` picked
     by element (0 where the function put a constant). `t` may carry leading batch axes. For a
-    sequence `x`, `t` has one tangent per entry (None: zeros)."""
+    sequence `x`, `t` has one tangent per entry (None: zeros), or is one array when the
+    function read `x` as one array (``np.pad(rows, 1)``: its tangent made one array, the
+    batch axes first, which splitting by entry would take apart along the batch axis)."""
+    if is_container(x) and isinstance(t, np.ndarray):
+        x = np.asarray(x)  # numbered in the same order as element_numbers numbers the list
     pieces = _pieces(x)
     tangents = list(t) if is_container(x) else [t]
     given = [(tk, p) for tk, p in zip(tangents, pieces, strict=True) if tk is not None]

@@ -73,9 +73,7 @@ def zero_tangent(x, batch=None):
     if is_container(x):
         if isinstance(x, ContainerAdjoint):
             zeros = {key: zero_tangent(value, batch) for key, value in x.items()}
-            return ContainerAdjoint(
-                zeros, batch=batch, keys=x.keys_of_value, positions=x.positions
-            )
+            return ContainerAdjoint(zeros, batch=batch, keys=x.keys_of_value, positions=x.positions)
         if is_record(x):  # keyed by field, as derivative code reads it (``tp["W"]``)
             zeros = {key: zero_tangent(value, batch) for key, value in elements(x)}
             keys, positions = element_keys(x), positions_of(x)
@@ -197,10 +195,16 @@ def batch_part(t, adjoint, key):
 def map_examples(fn, position, args, kwargs):
     """Apply a linear `fn` to each direction of a batched tangent at argument `position`: the
     general (slower) way to batch a primitive with no batching rule of its own. A keyword
-    argument's tangent is mapped when `position` is its name."""
+    argument's tangent is mapped when `position` is its name. The tangent of a list or
+    tuple (``np.dot(rows, x)``, ``dot_adjoint_b(g, rows, x)``) is a list of batched
+    tangents: each direction is that list of the direction's entries, which `fn` reads as
+    it reads the list itself (one array, or a sequence of arrays)."""
     args, kwargs = list(args), dict(kwargs)
     holder = kwargs if isinstance(position, str) else args
     batch = holder[position]
+    if isinstance(batch, (list, tuple)):
+        count = batch_size(batch)
+        batch = [_direction(batch, k) for k in range(count)] if count else batch_array(batch)
     out = []
     for example in batch:
         holder[position] = example
@@ -216,6 +220,15 @@ def map_examples(fn, position, args, kwargs):
         # sequence of batched pieces, which need not have one shape between them
         return [np.stack(pieces) for pieces in zip(*out, strict=True)]
     return np.stack(out)
+
+
+def _direction(t, k: int):
+    """Direction `k` of a batched tangent, a (nested) list or tuple of them kept one."""
+    if isinstance(t, list):
+        return [_direction(item, k) for item in t]
+    if isinstance(t, tuple):
+        return tuple(_direction(item, k) for item in t)
+    return t[k]
 
 
 def _batch_dims(t, x) -> int:
@@ -380,6 +393,10 @@ def set_batch_item(t, index, value):
     if is_container(t):
         t[index] = value
         return t
+    if isinstance(value, (list, tuple)):
+        # a list's tangent written into slots of an array (``y[:2] = [a, b]``): one array,
+        # directions first (NumPy would put them last: each direction in the wrong slot)
+        value = batch_array(value)
     items = index if isinstance(index, tuple) else (index,)
     if _is_advanced(items):  # the batch axis last, as in `batch_index` (a view: in place)
         moved = np.moveaxis(t, 0, -1)

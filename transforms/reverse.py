@@ -39,7 +39,7 @@ from .errors import TransformError
 from .naming import Namer
 from .operations import APPEND, COPY, PACK, POP, SETITEM, Operation, is_append, names_in
 from .reverse_loops import reverse_loop, with_primal_edits
-from .sequences import LIST_OPERATORS, lists_read_as_arrays
+from .sequences import LIST_OPERATORS, as_array_if_list, lists_read_as_arrays
 from .shapes import ShapeTokens
 from .signs import positive_names
 from .stand_ins import stand_ins
@@ -432,7 +432,10 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
             # a copy: the slots are zeroed next, and a slice of them is a view
             contribution = call("written_slots", cst.Name(name), index_value(index))
             # (a number too: ``y[1:] = s`` gives s the sum over the slots)
-            contribution = call("unbroadcast", contribution, value)
+            # (a tuple of values is read as one array: a bare tuple is read as a shape)
+            contribution = call(
+                "unbroadcast", contribution, as_array_if_list(value, context.shapes)
+            )
             contribution = adjoints.as_kind_of(value, contribution, op.targets)
             # an array's slots are full; a list's or dict's element adjoint may be a number
             # standing for all of it (the adjoint of np.sum of the element), or a missing 0

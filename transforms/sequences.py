@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 
 import libcst as cst
 
+from .templates import takes_one_array
+
 # ``+`` and ``*``: on lists and tuples they join and repeat, or read a list as one array,
 # by the other operand
 LIST_OPERATORS = (operator.add, operator.mul)
@@ -113,17 +115,44 @@ def lists_read_as_arrays(bound: Mapping[str, cst.BaseExpression], op, shapes) ->
     of an elementwise operation made one array as NumPy made it (``v * L`` is an array): the
     template's own arithmetic (``g * y``) would otherwise join, repeat, or fail on a list.
     So is each operand that may be a list (`ShapeTokens.maybe_sequences`), by
-    ``list_as_array``, which leaves anything else as it is."""
-    if op.rule is None or not op.rule.elementwise or op.targets[0] in shapes.sequences:
+    ``list_as_array``, which leaves anything else as it is.
+
+    The same holds for a list local passed where a NumPy function reads one array
+    (``np.dot(rows, x)``: `templates.takes_one_array`), or as an entry of a sequence of
+    arrays (each of ``np.einsum``'s operands, ``np.concatenate([rows, x])``): the rule's
+    helpers (``dot_adjoint_b(g, rows, x)``) get the array. Differentiated again, the
+    derivative code then hands helpers the tangent of an array, directions first, never a
+    list of batched tangents, which a helper reading it as one array would put the
+    directions of in the wrong axis (``sg.hessian``, ``sg.jacobian(sg.grad(f))``)."""
+    rule = op.rule
+    if rule is None or op.targets[0] in shapes.sequences:
         return dict(bound)
-    return {
-        param: (
-            _read_as_array(arg, shapes)
-            if isinstance(arg, cst.Name) and arg.value in shapes.maybe_sequences
-            else arg
-        )
-        for param, arg in bound.items()
-    }
+    if rule.elementwise:
+        return {param: as_array_if_list(arg, shapes) for param, arg in bound.items()}
+    arrays = dict(bound)
+    for param, arg in bound.items():
+        if takes_one_array(rule.primitive, None, param):
+            arrays[param] = as_array_if_list(arg, shapes)
+        elif _entries_are_arrays(rule, param) and isinstance(arg, (cst.Tuple, cst.List)):
+            entries = tuple(
+                e.with_changes(value=as_array_if_list(e.value, shapes)) for e in arg.elements
+            )
+            arrays[param] = arg.with_changes(elements=entries)
+    return arrays
+
+
+def _entries_are_arrays(rule, param: str) -> bool:
+    """`param` of a NumPy function takes a sequence of arrays (``*operands``, ``arrays``):
+    each entry of it is read as one array."""
+    return param in rule.sequences and rule.name.startswith("numpy.")
+
+
+def as_array_if_list(arg: cst.BaseExpression, shapes) -> cst.BaseExpression:
+    """`arg` as NumPy reads it where it takes one array: `arg` converted when it is a name
+    that may hold a list or tuple (`ShapeTokens.maybe_sequences`), else as it is."""
+    if isinstance(arg, cst.Name) and arg.value in shapes.maybe_sequences:
+        return _read_as_array(arg, shapes)
+    return arg
 
 
 def _read_as_array(name: cst.Name, shapes) -> cst.Call:

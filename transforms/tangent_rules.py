@@ -234,7 +234,9 @@ def _written(template_fn, op: Operation, ans, ctx: TangentContext, statements: l
     from .reverse import bind_arguments
 
     template = load_template(template_fn)
-    bound = bind_arguments(template, op, ctx.nf)
+    # (the rule reads the lists a NumPy function reads as one array as arrays, as reverse
+    # rules do: ``cumprod_tangent(t, np.asarray(rows), 0)``)
+    bound = lists_read_as_arrays(bind_arguments(template, op, ctx.nf), op, ctx.shapes)
     tangents = _tangent_args(op, ctx)
     leading = dict(zip(template.leading, (tangents, ans), strict=True))
     given = set(read_names(tangents, [])) - {"None"}

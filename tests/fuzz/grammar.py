@@ -264,6 +264,19 @@ class Generator:
             options.append(
                 lambda: fmt(f"np.mean(np.array({self.choice(lists)} * 2) * ({{}}))", a())
             )
+        triples = [n for n in self.of_kind(scope, "LS") if scope[n].length == 3 and scope[n].exact]
+        if triples:  # a list of numbers as an operand read as one array (batched sweeps
+            # stack its tangents directions first)
+            options.append(lambda: fmt(f"np.dot({self.choice(triples)}, {{}})", v()))
+            options.append(lambda: fmt(f'np.einsum("i,i->", {self.choice(triples)}, {{}})', v()))
+            options.append(lambda: fmt(f"np.sum(np.cross({self.choice(triples)}, {{}}))", v()))
+        rows = [n for n in self.of_kind(scope, "LV") if scope[n].length > 0]
+        if rows:  # a list of vectors (rows of a matrix) as an operand read as one array
+            options.append(lambda: fmt(f"np.sum(np.dot({self.choice(rows)}, {{}}) ** 2)", v()))
+            options.append(lambda: fmt(f"np.sum(np.matmul({self.choice(rows)}, {{}}))", v()))
+            options.append(
+                lambda: fmt(f"np.sum(np.tensordot({self.choice(rows)}, {{}}, axes=1))", v())
+            )
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "S", depth))
         return self.choice(options)()
@@ -343,6 +356,12 @@ class Generator:
             # (parenthesized: ``0.25 * L + v`` would multiply the list first)
             options.append(lambda: fmt(f"({self.choice(triples)} + ({{}}))", v()))
             options.append(lambda: fmt(f"({{}}) * {self.choice(triples)}", v()))
+            options.append(lambda: fmt(f"np.cross({self.choice(triples)}, {{}})", v()))
+            options.append(lambda: fmt(f"np.cumprod({self.choice(triples)}) * ({{}})", v()))
+        square = [n for n in stackable if scope[n].length == 3 and scope[n].exact]
+        if square:  # three rows as a matrix operand
+            options.append(lambda: fmt(f"np.matmul({self.choice(square)}, {{}})", v()))
+            options.append(lambda: fmt(f'np.einsum("ij,j->i", {self.choice(square)}, {{}})', v()))
         if self.helper_sigs:
             options.append(lambda: self.helper_call(scope, "V", depth))
         return self.choice(options)()

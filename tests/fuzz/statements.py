@@ -331,6 +331,10 @@ class ProgramGenerator(IdiomStatements, Generator):
             lambda: fmt(f"{name}[:2] = {name}[1:] * ({{}})", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[::2] *= {{}}", self.scalar(scope, 1)),
             lambda: Text.plain(f"{name}[::-1] = {name}"),  # the array onto itself (overlap)
+            # slots written from a list or tuple of numbers (one array, as NumPy reads it)
+            lambda: fmt(f"{name}[:2] = [{{}}, {{}}]", self.scalar(scope, 1), self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[1:] = ({{}}, 0.5)", self.scalar(scope, 1)),
+            lambda: fmt(f"{name}[0:2] = {{}}, {{}}", self.scalar(scope, 1), self.scalar(scope, 1)),
         ]
         if masks:
             forms.append(lambda: fmt(f"{name}[{self.choice(masks)}] = {{}}", self.scalar(scope, 1)))
@@ -360,6 +364,12 @@ class ProgramGenerator(IdiomStatements, Generator):
             lambda: fmt(f"{name}[{i}][{j}] = {{}}", self.scalar(scope, 1)),
             lambda: fmt(f"{name}[:, {j}] += {{}}", self.vector(scope, 1)),
             lambda: fmt(f"{name}[{i}] *= {{}}", self.scalar(scope, 1)),
+            lambda: fmt(
+                f"{name}[{i}] = [{{}}, {{}}, 1.0]", self.scalar(scope, 1), self.scalar(scope, 1)
+            ),
+            lambda: fmt(
+                f"{name}[:, {j}] = ({{}}, {{}}, {{}})", *(self.scalar(scope, 1) for _ in "abc")
+            ),
             lambda: fmt(f"{name}[1:, :2] -= {{}}", self.scalar(scope, 1)),
             # pairs of integer lists, which may name one element twice
             lambda: fmt(f"{name}[{self.slots(3)}, {self.slots(3)}] = {{}}", self.vector(scope, 1)),
