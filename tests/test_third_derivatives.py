@@ -48,7 +48,22 @@ def written_slots(x):
     return np.sum(y**2 * x)
 
 
-FUNCTIONS = [integer_list, repeated_slots, a_number_times_repeated_slots, a_slice, a_mask]
+def cubes_by_a_loop(x):  # (a loop's saved values, popped as tuples: map_examples ran over
+    # the tuple instead of the directions, T[0, 0] = [6, 2, 2]; hunt repro_10)
+    y = x
+    for _ in range(2):
+        y = y * x
+    return np.sum(y * x[0])
+
+
+FUNCTIONS = [
+    integer_list,
+    repeated_slots,
+    a_number_times_repeated_slots,
+    a_slice,
+    a_mask,
+    cubes_by_a_loop,
+]
 # not yet: helpers of the batched sweep with no forward rule of their own (`map_examples`,
 # which batches a primitive with no batching rule, here np.outer's tangent; `written_slots`)
 NOT_YET = [rows_of_a_matrix, written_slots]
