@@ -17,7 +17,6 @@ from .containers import (
     ContainerAdjoint,
     concatenation_error,
     container_adjoint,
-    element_keys,
     field_key,
     is_container,
     is_record,
@@ -301,7 +300,7 @@ def index_adjoint(g, x, index):
     """
     if is_container(x):  # (a NamedTuple's adjoint takes its field names too: ``dp["W"]``)
         if isinstance(index, str) and is_record(x):
-            field_key(type(x), element_keys(x), index)
+            field_key(x, index)
         return ContainerAdjoint({index: g}, positions=positions_of(x))
     dx = np.zeros(_shape(x), dtype=np.result_type(x, g, 1.0))
     accumulate_at(dx, index, g)

@@ -67,7 +67,7 @@ class ContainerAdjoint(dict):
     # ``zeros + adjoint`` comes to __radd__, not to NumPy (which made an object array)
     __array_ufunc__ = None
 
-    record_of: type | None = None  # the record class whose fields key this (`field_key`)
+    record_of: object = None  # the record whose fields key this (`field_key`)
 
     def __init__(self, *items, batch=None, keys=None, positions=None):
         # a NamedTuple's field names -> their positions: ``dp["W"]`` (the adjoint of the
@@ -84,11 +84,19 @@ class ContainerAdjoint(dict):
         self._owned: set = set()  # keys whose arrays this adjoint made itself
 
     def __missing__(self, key):
+        record = self.record_of
+        if record is not None and isinstance(key, str) and key not in element_keys(record):
+            # a record's constant array that is no field (`field_key`): zeros of its shape,
+            # which a rule such as matmul's needs (a number 0 is no matrix operand)
+            value = getattr(record, key, None)
+            if isinstance(value, np.ndarray) and value.ndim:
+                shape = value.shape if self.batch is None else (self.batch, *value.shape)
+                return np.zeros(shape)
         return 0.0 if self.batch is None else np.zeros(self.batch)
 
     def _key(self, key):
         if self.record_of is not None and isinstance(key, str):
-            field_key(self.record_of, self.keys_of_value, key)
+            field_key(self.record_of, key)
         return self.positions.get(key, key) if self.positions and isinstance(key, str) else key
 
     def __contains__(self, key):
@@ -226,25 +234,43 @@ def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:
         adjoint.keys_of_value = element_keys(value)
         adjoint.positions = positions_of(value)
         if is_record(value):
-            adjoint.record_of = type(value)
+            adjoint.record_of = value
     return adjoint
 
 
-def field_key(cls: type, keys, key: str) -> None:
-    """A TypeError unless `key` names a field of the record class `cls` (`keys`: its fields,
-    or a NamedTuple's positions). The derivative of ``p.scaled``, a property (or any other
-    attribute that is not a field), went to a key no field has, and was lost: the gradient
-    came back zero, silently (hunts: a dataclass's, a NamedTuple's, a registered class's
-    property; a child of a registered class read through a dict attribute)."""
-    names = getattr(cls, "_fields", None) or keys or ()
-    if key in names:
+def field_key(record, key: str) -> None:
+    """A TypeError where `key` is an attribute of `record` (a record being differentiated)
+    that is no field of it but depends on its fields: a property (``p.scaled``), or a value
+    holding some of its fields (a registered class's children kept in a dict attribute).
+    Its derivative went to a key no field has and was lost, a zero gradient, silently (two
+    hunts). Other attributes are constants (a class attribute, a registered class's data
+    that is no child), whose derivative is rightly dropped."""
+    names = element_keys(record)
+    if key in names or key in (positions_of(record) or ()):
         return
+    descriptor = getattr(type(record), key, None)
+    computed = hasattr(descriptor, "__get__") and not callable(descriptor)
+    if not computed and not _holds_any(
+        getattr(record, key, None), [v for _, v in elements(record)]
+    ):
+        return
+    cls = type(record).__name__
     raise TypeError(
-        f"{cls.__name__}.{key} is not a field of the {cls.__name__} being differentiated (a "
-        f"property, or an attribute that is not one of its fields): s2sgrad differentiates a "
-        f"record through its fields ({', '.join(map(str, names))}); compute {key} from them "
-        f"in the function, or in a function of your own given the fields"
+        f"{cls}.{key} is not a field of the {cls} being differentiated (a property, or an "
+        f"attribute computed from or holding its fields): s2sgrad differentiates a record "
+        f"through its fields ({', '.join(map(str, names))}); compute {key} from them in the "
+        f"function, or in a function of your own given the fields"
     )
+
+
+def _holds_any(value, children: list) -> bool:
+    if any(value is child for child in children):
+        return True
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_any(item, children) for item in value)
+    return False
 
 
 def _container_adjoint(g, value):
@@ -490,7 +516,7 @@ def keyed(value):
             keys=element_keys(value) if record else value.keys_of_value,
             positions=positions_of(value) if record else value.positions,
         )
-        out.record_of = type(value) if record else value.record_of
+        out.record_of = value if record else value.record_of
         return out
     if isinstance(value, dict):
         return {key: keyed(item) for key, item in value.items()}

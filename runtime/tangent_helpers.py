@@ -78,7 +78,7 @@ def zero_tangent(x, batch=None):
             zeros = {key: zero_tangent(value, batch) for key, value in elements(x)}
             keys, positions = element_keys(x), positions_of(x)
             zeros = ContainerAdjoint(zeros, batch=batch, keys=keys, positions=positions)
-            zeros.record_of = type(x)  # (a read of what is no field: `field_key`)
+            zeros.record_of = x  # (a read of what is no field: `field_key`)
             return zeros
         if isinstance(x, dict):
             return {key: zero_tangent(value, batch) for key, value in x.items()}

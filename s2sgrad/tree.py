@@ -39,6 +39,8 @@ import collections
 import dataclasses
 from collections.abc import Callable
 
+import numpy as np
+
 from s2sgrad.runtime import containers
 
 __all__ = ["TreeDef", "flatten", "leaves", "map", "register", "structure", "unflatten"]
@@ -93,7 +95,7 @@ class TreeDef:
         # (a dict of any class stands for another with the same keys: derivative code holds
         # a record's tangent as a dict subclass keyed by field)
         same_type = self.kind == "dict" or node is None or node[1] is self.node_type
-        if node is None or node[0] != self.kind or node[2] != self.aux or not same_type:
+        if node is None or node[0] != self.kind or not same_aux(node[2], self.aux) or not same_type:
             raise ValueError(f"a pytree of structure {self!r} was expected; got {tree!r}")
         children = node[3]
         if len(children) != len(self.children):
@@ -311,3 +313,18 @@ def map(fn: Callable, tree, *rest):
             )
         others.append(other_leaves)
     return unflatten(treedef, builtins.map(fn, found, *others))
+
+
+def same_aux(a, b) -> bool:
+    """Whether two nodes' auxiliary data are equal; a registered class's may hold arrays (a
+    constant that is no child), which ``==`` cannot answer for in one bool."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(same_aux, a, b))
+    try:
+        return bool(a == b)
+    except ValueError:
+        return False
