@@ -312,7 +312,11 @@ def accumulate_at(dx, index, g):
     `dx` (generated code writes ``dx = accumulate_at(dx, index, g)``, which a second
     transformation reads as the linear function it is)."""
     if isinstance(dx, ContainerAdjoint):  # an element of a dict, list or tuple
-        dx[index] = dx[index] + g
+        # (a missing element is a zero, one number per direction in a batched sweep, which
+        # an element's array tangent does not broadcast against: sg.hessian of a dict read
+        # in a loop, hunt-edge repro_6)
+        missing = not isinstance(index, slice) and index not in dx
+        dx[index] = g if missing else dx[index] + g
     elif _is_basic_index(index):
         dx[index] += g
     else:
