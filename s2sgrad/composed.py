@@ -186,7 +186,7 @@ def hvp(f, wrt=0):
         >>> sg.hvp(f)(np.ones(2), np.array([1.0, 0.0]))   # doctest: +SKIP
         array([6., 0.])
     """
-    from .forward_api import jvp_of_values
+    from .forward_api import checked_tangent, jvp_of_values
     from .transform_api import grad
 
     f = _check_function(f, "hvp")
@@ -207,6 +207,7 @@ def hvp(f, wrt=0):
             raise ValueError(
                 f"v must have the shape of {names[0]}: {np.shape(values[index])}; got {np.shape(v)}"
             )
+        v = checked_tangent(index, values[index], v)  # (None leaves: zeros)
         tangents = tuple(v if k == index else None for k in range(len(values)))
         return jvp_of_values(gradient, values, tangents)[1]
 

@@ -132,11 +132,11 @@ def _check_pairs(primals, tangents):
             f"{len(tangents)}"
         )
     pairs = enumerate(zip(primals, tangents, strict=True))
-    tangents = [_checked_tangent(k, primal, tangent) for k, (primal, tangent) in pairs]
+    tangents = [checked_tangent(k, primal, tangent) for k, (primal, tangent) in pairs]
     return tuple(primals), tuple(tangents)
 
 
-def _checked_tangent(position: int, primal, tangent):
+def checked_tangent(position: int, primal, tangent):
     """`tangent` if it is one for `primal` (the same structure, each leaf of its primal's
     shape), None for the zero tangent of an integer array (a label, an index: the derivative
     code refused to index with it); otherwise a ValueError naming the argument. A tangent of
@@ -144,6 +144,19 @@ def _checked_tangent(position: int, primal, tangent):
     if tangent is None:
         return None
     primal_leaves, primal_tree = tree.flatten(primal)
+    if len(primal_leaves) != 1:  # a pytree: None for a leaf is its zero tangent (an integer
+        # count's), as None for an argument; the tangent then has the primal's structure
+        try:
+            given = primal_tree.flatten_up_to(tangent)
+        except ValueError:
+            raise ValueError(
+                f"tangents[{position}] must have the structure of primals[{position}] (one "
+                f"array or number per leaf, or None for a zero); got {tree.structure(tangent)} "
+                f"for {primal_tree}"
+            ) from None
+        pairs = zip(primal_leaves, given, strict=True)
+        zeros = [np.zeros(np.shape(p)) if t is None else t for p, t in pairs]
+        tangent = tree.unflatten(primal_tree, zeros)
     tangent_leaves, tangent_tree = tree.flatten(tangent)
     if len(primal_leaves) != len(tangent_leaves) or (
         len(primal_leaves) != 1 and tangent_tree != primal_tree

@@ -46,3 +46,26 @@ def test_the_zero_tangent_of_an_integer_argument_is_none():
     h = 1e-6
     difference = nll(w + h * tw, x, labels) - nll(w - h * tw, x, labels)
     assert want == pytest.approx(difference / (2 * h))
+
+
+def scaled_tanh(d, x):
+    return np.sum(np.tanh(x @ d["W"])) * d["n"]
+
+
+def test_a_none_leaf_of_a_tangent_is_its_zero():
+    # (an integer count's tangent: sg.jvp said "got a dict for a dict", sg.hvp raised a
+    # TypeError inside generated code; hunt-edge repro_2)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((4, 2)), rng.standard_normal((2, 3))
+    d, v = {"W": w, "n": 2}, {"W": np.ones_like(w), "n": None}
+    step = 1e-6
+    want = (scaled_tanh({"W": w + step, "n": 2}, x) - scaled_tanh({"W": w - step, "n": 2}, x)) / (
+        2 * step
+    )
+    assert sg.jvp(scaled_tanh, (d, x), (v, np.zeros_like(x)))[1] == pytest.approx(want, rel=1e-6)
+    gradient = sg.grad(scaled_tanh)
+    moved = [gradient({"W": w + s, "n": 2}, x)["W"] for s in (step, -step)]
+    hvp = sg.hvp(scaled_tanh)(d, x, v)
+    np.testing.assert_allclose(hvp["W"], (moved[0] - moved[1]) / (2 * step), rtol=1e-5)
+    with pytest.raises(ValueError, match="must have the structure"):
+        sg.jvp(scaled_tanh, (d, x), ({"W": np.ones_like(w)}, np.zeros_like(x)))
