@@ -187,11 +187,20 @@ class _Builder:
         out = self.namer.fresh("_out")
         try:
             reverse = self._reverse_lines(result, name, out)
-        except LookupError:
+        except LookupError as error:
             # a primitive with a forward rule only (the tangent helpers of generated code,
             # a user rule registered with register_jvp alone): the forward sweep gives the
-            # same Jacobian (and raises the error if it cannot either)
-            return self._forward_lines(result, name)
+            # same Jacobian; a @custom_gradient function's backward function has neither a
+            # batched nor a forward rule: one VJP per output element (JAX's jacrev works
+            # through a custom_vjp; ours refused it)
+            try:
+                return self._forward_lines(result, name)
+            except LookupError:
+                try:
+                    reverse = self._row_lines(result, name, out)
+                except LookupError:
+                    raise error from None
+            mode = "reverse"
         lines = [f"{out} = {primal}({call_text(self.inner, self.composed.params)})"]
         if mode == "reverse":
             return lines + reverse
@@ -211,6 +220,22 @@ class _Builder:
         return [
             f"{columns} = {jvp}({call_text(function, self.composed.params)})",
             f"{result} = columns_to_jacobian({columns}, {name})",
+        ]
+
+    def _row_lines(self, result: str, name: str, out: str) -> list[str]:
+        """The Jacobian row by row, one VJP per element of the output `out`: what is left
+        where the VJP cannot be batched (see `_full_lines`)."""
+        params = self.composed.params
+        positional, keywords = arguments(self.inner, params, self.args)
+        value = self.inner(*positional, **keywords)
+        vjp_fn = vjp_transform(self.inner, (name,)).function_for(*self.args, value)
+        vjp = self._use(vjp_fn)
+        seed = self.namer.fresh("_seed")
+        rows = self.namer.fresh(result.replace("_j", "_t", 1))
+        each = f"{vjp}({call_text(vjp_fn, params, (seed,))})[0]"
+        return [
+            f"{rows} = np.stack([{each} for {seed} in identity_directions({out})])",
+            f"{result} = rows_to_jacobian({rows}, {out}, {name})",
         ]
 
     def _reverse_lines(self, result: str, name: str, out: str) -> list[str]:

@@ -280,3 +280,37 @@ def test_a_scipy_function_gets_a_rule(scratch):
     # a ufunc, so elementwise: forward mode comes from the same rule
     _, tangent = sg.jvp(dawsn_times_x, (x,), (np.ones(3),))
     assert tangent == pytest.approx(got.sum())
+
+
+@sg.custom_gradient
+def softplus_with_rule(u):
+    e = np.exp(u)
+
+    def backward(dy):
+        return dy * e / (1 + e)
+
+    return np.log1p(e), backward
+
+
+def through_a_custom_gradient(x):
+    return softplus_with_rule(x * x[::-1]) + x
+
+
+@pytest.mark.parametrize("mode", ["reverse", "auto"])
+def test_a_reverse_jacobian_goes_through_a_custom_gradient(mode):
+    # the reverse Jacobian batches the VJP by forward mode over its seed, which a custom
+    # backward function has no rule for: it was a LookupError asking for a forward rule,
+    # though sg.vjp and sg.grad work (hunt-edge repro_7, round 2 repro_9); now one VJP per
+    # output element
+    x = np.array([0.3, -0.7, 1.2])
+    want = np.stack(
+        [
+            (through_a_custom_gradient(x + e) - through_a_custom_gradient(x - e)) / 2e-6
+            for e in np.eye(3) * 1e-6
+        ],
+        axis=1,
+    )
+    got = sg.jacobian(through_a_custom_gradient, mode=mode)(x)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+    with pytest.raises(LookupError, match="forward"):
+        sg.jacobian(through_a_custom_gradient, mode="forward")(x)
