@@ -117,9 +117,33 @@ def _is_generated(value) -> bool:
     return isinstance(value, types.FunctionType) and code.co_filename.startswith("<s2sgrad")
 
 
+# NumPy's scalar types called as casts (``np.float64(x0)``, how the tape writes a recorded
+# ``.astype``): called on a Tensor they make it a plain array, the outer tape's constant
+_CASTS = ("float64", "float32", "float16", "longdouble", "complex128", "complex64")
+
+
+def _cast(kind, value):
+    """``kind(value)``, a cast the outer tape records where `value` is a Tensor."""
+    return value.astype(np.dtype(kind)) if isinstance(value, Tensor) else kind(value)
+
+
 class _Functional(cst.CSTTransformer):
     """``dx[index] += g`` (the adjoint of ``x[index]``) becomes
-    ``dx = _scatter_add(dx, np.s_[index], g)``."""
+    ``dx = _scatter_add(dx, np.s_[index], g)``; a cast ``np.float64(t)`` becomes
+    ``_cast(np.float64, t)`` (second derivatives through ``.astype`` by nested tapes were
+    wrong or None, silently: hunt on the TF guides, repro_13)."""
+
+    def leave_Call(self, original, updated):
+        func = updated.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "np"
+            and func.attr.value in _CASTS
+            and len(updated.args) == 1
+        ):
+            return updated.with_changes(func=cst.Name("_cast"), args=(cst.Arg(func), *updated.args))
+        return updated
 
     def leave_AugAssign(self, original, updated):
         target = updated.target
@@ -170,7 +194,7 @@ def _on_tensors(function: types.FunctionType, source: str | None = None) -> type
     code = function.__code__
     if source is None:
         source = "".join(linecache.getlines(code.co_filename)) or None
-    if source is not None and "+=" in source:
+    if source is not None and ("+=" in source or any(f"np.{c}(" in source for c in _CASTS)):
         filename = f"<s2sgrad {function.__name__} on Tensors #{len(_variants)}>"
         source = _functional(source)
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -178,6 +202,7 @@ def _on_tensors(function: types.FunctionType, source: str | None = None) -> type
         code = namespace[function.__name__].__code__
     namespace.update(overrides)
     namespace["_scatter_add"] = _scatter_add
+    namespace["_cast"] = _cast
     namespace.setdefault("np", np)
     variant = types.FunctionType(code, namespace, function.__name__, function.__defaults__)
     variant.__kwdefaults__ = function.__kwdefaults__

@@ -46,6 +46,10 @@ FUNCTIONS = {
     "quantile": lambda u: np.quantile(u * u[::-1] + u, 0.3) ** 2,
     "median": lambda u: np.median(np.sin(u) * CUBES) ** 3,
     "average": lambda u: np.average(CUBES, weights=u**2 + 1.0) ** 2,
+    # tf.cast: the lowered code casts with np.float64(t), which made the outer tape's Tensor
+    # a plain array (hunt on the TF guides, repro_13)
+    "astype": lambda u: np.sum((u**3).astype(np.float64) ** 2),
+    "astype first": lambda u: np.sum(u.astype(float) ** 3 * CUBES),
 }
 
 
