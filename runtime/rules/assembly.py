@@ -326,6 +326,10 @@ def moved_tangent_vjp(g, ans, t, x, moved):
     return moved_tangent_transpose(g, t, x, moved), None, None
 
 
+# (the transposes are linear in the cotangent they move, which second order needs of them)
+registry.linear(moved_adjoint_transpose, moved_tangent_transpose)
+
+
 @vjp(diff_adjoint)
 def diff_adjoint_vjp(g, ans, g_diff, a, n=1, axis=-1):
     return np.diff(g, n, axis), None, None, None
