@@ -106,3 +106,24 @@ def test_arguments_that_match_no_field_are_a_clear_error():
 
     with pytest.raises(sg.TransformError, match="do not match the fields of Pair"):
         sg.grad(f)(0.5)
+
+
+@dataclasses.dataclass
+class Squares:
+    w: np.ndarray
+    c: np.ndarray = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        self.c = self.w**2
+
+
+def through_post_init(x):
+    return np.sum(Squares(x).c * x)
+
+
+def test_a_dataclass_built_with_a_post_init_is_refused():
+    # its record was the container of its arguments: c, computed by __post_init__, had the
+    # derivative of a constant (x**2 instead of 3 x**2), silently (hunt, repro_8)
+    for transform in (sg.grad, lambda f: sg.jacobian(f, mode="forward")):
+        with pytest.raises(LookupError, match="__post_init__"):
+            transform(through_post_init)(np.array([0.4, -0.7]))

@@ -173,6 +173,12 @@ def missing_rule_hint(primitive: object, name: str, mode: str = "reverse") -> st
         return ""
     if name.startswith("s2sgrad.runtime."):
         return _OWN_HELPER
+    if isinstance(primitive, type) and hasattr(primitive, "__post_init__"):
+        return (
+            f"; {name} is a dataclass with a __post_init__, whose computation s2sgrad does not "
+            f"follow when the record is built inside the function: compute those fields in "
+            f"the function and build the record from them, or build it outside and pass it in"
+        )
     if _is_builtin(primitive, name):
         instead = _BUILTIN_INSTEAD.get(name, "the computation with NumPy functions instead")
         return _BUILTIN.format(name=name, instead=instead)

@@ -288,6 +288,10 @@ def _record_pack(targets, cls: type, call: cst.Call) -> Operation | None:
     as derivative code keys the record's adjoint and tangent (a NamedTuple's field by
     position, a dataclass's by name: see `field_read`). None for ``*args``/``**kwargs``."""
     named = issubclass(cls, tuple)
+    if not named and hasattr(cls, "__post_init__"):
+        # what __post_init__ computes from the arguments (a field it sets, one it changes)
+        # is no container of them: its derivative was the arguments' alone, silently
+        return None
     fields = list(cls._fields) if named else [f.name for f in dataclasses.fields(cls) if f.init]
     elements, keys = [], {}
     for k, arg in enumerate(call.args):
