@@ -95,11 +95,19 @@ def absolute_slope(x, magnitude):
     return safe_divide(np.conj(x), magnitude)
 
 
-def absolute_slope_tangent(t, x, magnitude):
+def absolute_slope_tangent(t, x, magnitude, tx=None, tmagnitude=None):
     """The tangent of `absolute_slope` for the tangent `t` of `x` (0 for real `x`, where the
-    slope is piecewise constant)."""
+    slope is piecewise constant). `tx`, `tmagnitude`: the tangents of `x` and `magnitude`
+    where this is differentiated again (a third derivative), which only a real `x` has."""
     if not np.iscomplexobj(x):  # zeros shaped like the slope's tangent (with t's batch axes)
-        return np.zeros(np.broadcast_shapes(np.shape(t), np.shape(x)))
+        shapes = [np.shape(v) for v in (t, tx, tmagnitude) if v is not None]
+        return np.zeros(np.broadcast_shapes(np.shape(x), *shapes))
+    if tx is not None or tmagnitude is not None:
+        raise LookupError(
+            "third derivatives through the magnitude of a complex value (np.abs of a complex "
+            "array) are not supported yet: use second derivatives, or write |z| as "
+            "np.sqrt(z.real ** 2 + z.imag ** 2)"
+        )
     dmagnitude = np.real(safe_divide(np.conj(x), magnitude) * t)
     return safe_divide(np.conj(t), magnitude) - safe_divide(np.conj(x) * dmagnitude, magnitude**2)
 

@@ -444,3 +444,26 @@ def test_real_callees_cost_real_programs_no_check():
 
     assert "real_adjoint" not in sg.source(sg.grad(f), X)
     assert "real_adjoint" in sg.source(sg.grad(rotated_in_a_callee), X)
+
+
+def quadratic_through_a_complex_constant(x):
+    return np.sum(np.abs(x * (0.5 + 1.5j) + 1.0) ** 2)
+
+
+def cube_of_magnitudes(x):
+    return np.sum(np.abs(x) ** 3)
+
+
+def test_third_derivatives_through_a_complex_magnitude_say_so():
+    # |z|'s slope tangent was registered linear in its first argument, so the tangents of z
+    # and |z| were dropped when it was differentiated again: f''' of a quadratic came out
+    # nonzero (6.25), silently (hunt, variations repro_7). A LookupError until it is written
+    x = np.array([0.4, -0.7])
+    with pytest.raises(LookupError, match="third derivatives through the magnitude"):
+        sg.jacobian(sg.hessian(quadratic_through_a_complex_constant))(x)
+    # a real |x|: its slope is piecewise constant, and the third derivative is right
+    third = sg.jacobian(sg.hessian(cube_of_magnitudes))(x)
+    hessian = sg.hessian(cube_of_magnitudes)
+    steps = np.eye(2) * 1e-5
+    want = np.stack([(hessian(x + e) - hessian(x - e)) / 2e-5 for e in steps], axis=-1)
+    np.testing.assert_allclose(third, want, atol=1e-4)

@@ -193,7 +193,15 @@ registry.linear(linspace_adjoint)  # in g (the ends are read for their shapes)
 registry.linear(real_part_of, positions=(1,))
 registry.linear(real_adjoint, positions=(1,))
 registry.linear(conjugate_if_complex)
-registry.linear(absolute_slope_tangent)
+
+
+@registry.jvp(absolute_slope_tangent)
+def absolute_slope_tangent_(tangents, ans, t, x, magnitude):
+    # linear in t; in x and |x| its derivative is 0 for a real x (the slope of |x| is piecewise
+    # constant) and not written yet for a complex one, which says so (as linear, the tangents
+    # of x and |x| were dropped: third derivatives through |z| were wrong, silently)
+    return absolute_slope_tangent(tangents[0], x, magnitude, tangents[1], tangents[2])
+
 registry.linear(accumulate_at, positions=(0, 2))
 registry.linear(fresh_containers, unaliased, snapshot)  # copies
 
