@@ -164,7 +164,10 @@ def einsum_adjoint_tangent(
     spec, positions = einsum_operands(subscripts, operands)
     arrays = [(subscripts, *operands)[p] for p in positions]
     tfull = (tsubscripts, *(toperands or (None,) * len(operands)))
-    tarrays = [tfull[p] for p in positions]
+    # (a list operand's tangent is a list of tangents: one array, directions first; read
+    # entry by entry it was taken for the directions, a wrong second derivative)
+    full = (subscripts, *operands)
+    tarrays = [_one_array(tfull[p], full[p]) for p in positions]
     k = positions.index(argnum)
 
     def adjoint(g_, arrays_):

@@ -77,6 +77,16 @@ def einsum_of_scalars(x):
     return np.sum(np.einsum("i,j->ij", v, x) * np.arange(9.0).reshape(3, 3)) ** 2
 
 
+def einsum_elementwise_with_a_list(x):  # (the list's tangent read entry by entry in the
+    # tangent of einsum's adjoint: an asymmetric Hessian; hunt, variations repro_1)
+    return np.sum(np.einsum("i,i->i", [x[0], 2.0, x[1]], x) ** 2)
+
+
+def einsum_of_a_nested_list(x):  # (variations repro_2: a broadcast error)
+    m = [[x[0], 1.0, 0.5], [0.0, x[1], x[2]], [x[2], 0.0, 1.0]]
+    return np.sum(np.einsum("ij,j->i", m, x) ** 2)
+
+
 def cumprod_of_rows(x):
     rows = [x * x[0], np.sin(x) + 1.0, x**2 + 0.5]
     return np.sum(np.cumprod(rows, axis=0))
@@ -114,6 +124,8 @@ OPERAND_CASES = [
     kron_of_scalars,
     cross_of_scalars,
     einsum_of_scalars,
+    einsum_elementwise_with_a_list,
+    einsum_of_a_nested_list,
     cumprod_of_rows,
     cumprod_of_an_array,
     pad_of_scalars,
