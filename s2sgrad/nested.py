@@ -129,8 +129,8 @@ def _cast(kind, value):
 
 class _Functional(cst.CSTTransformer):
     """``dx[index] += g`` (the adjoint of ``x[index]``) becomes
-    ``dx = _scatter_add(dx, np.s_[index], g)``; a cast ``np.float64(t)`` becomes
-    ``_cast(np.float64, t)`` (second derivatives through ``.astype`` by nested tapes were
+    ``dx = _scatter_add(dx, np.s_[index], g)``, ``dx += g`` becomes ``dx = dx + g``; a cast
+    ``np.float64(t)`` becomes ``_cast(np.float64, t)`` (second derivatives through ``.astype`` by nested tapes were
     wrong or None, silently: hunt on the TF guides, repro_13)."""
 
     def leave_Call(self, original, updated):
@@ -147,6 +147,13 @@ class _Functional(cst.CSTTransformer):
 
     def leave_AugAssign(self, original, updated):
         target = updated.target
+        if isinstance(target, cst.Name):  # ``dx0 += t3``: into an array, which cannot hold
+            # a Tensor (the TypeError told users to rewrite code they never wrote)
+            operator = _BINARY_OF.get(type(updated.operator))
+            if operator is None:
+                return updated
+            value = cst.BinaryOperation(target, operator(), updated.value)
+            return cst.Assign((cst.AssignTarget(target),), value)
         if not (isinstance(updated.operator, cst.AddAssign) and isinstance(target, cst.Subscript)):
             return updated
         if not isinstance(target.value, cst.Name):
@@ -157,6 +164,14 @@ class _Functional(cst.CSTTransformer):
             (cst.Arg(target.value), cst.Arg(where), cst.Arg(updated.value)),
         )
         return cst.Assign((cst.AssignTarget(target.value),), call)
+
+
+_BINARY_OF = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+}
 
 
 def _functional(source: str) -> str:

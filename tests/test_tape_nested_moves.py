@@ -50,6 +50,9 @@ FUNCTIONS = {
     # a plain array (hunt on the TF guides, repro_13)
     "astype": lambda u: np.sum((u**3).astype(np.float64) ** 2),
     "astype first": lambda u: np.sum(u.astype(float) ** 3 * CUBES),
+    # an adjoint accumulated into a buffer (dx0 += t3) met a Tensor: a TypeError telling the
+    # user to rewrite code they never wrote (hunt, variations repro_13)
+    "scalars times the vector": lambda u: np.sum(u[0] * u**2 + u[1] * u + u[2]),
 }
 
 
