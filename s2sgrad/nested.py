@@ -130,8 +130,9 @@ def _cast(kind, value):
 class _Functional(cst.CSTTransformer):
     """``dx[index] += g`` (the adjoint of ``x[index]``) becomes
     ``dx = _scatter_add(dx, np.s_[index], g)``, ``dx += g`` becomes ``dx = dx + g``; a cast
-    ``np.float64(t)`` becomes ``_cast(np.float64, t)`` (second derivatives through ``.astype`` by nested tapes were
-    wrong or None, silently: hunt on the TF guides, repro_13)."""
+    ``np.float64(t)`` becomes ``_cast(np.float64, t)`` (second derivatives through
+    ``.astype`` by nested tapes were wrong or None, silently: hunt on the TF guides,
+    repro_13)."""
 
     def leave_Call(self, original, updated):
         func = updated.func
