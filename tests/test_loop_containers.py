@@ -235,3 +235,25 @@ def test_second_derivatives_of_dict_slots_read_in_a_loop(f):
     want = np.array([(grad(x + e) - grad(x - e)) / 2e-6 for e in np.eye(3) * 1e-6])
     np.testing.assert_allclose(sg.hessian(f)(x), want, atol=1e-5)
     np.testing.assert_allclose(sg.jacobian(grad)(x), want, atol=1e-5)
+
+
+SCALES = np.array([1.0, 0.5])
+
+
+def filled_then_read_backwards(ys):  # a filter's states, then a smoother's backward pass
+    ms = [None] * len(ys)
+    for t in range(len(ys)):
+        ms[t] = ys[t] * SCALES
+    out = 0.0
+    for t in reversed(range(len(ys))):
+        out = out + np.sum(ms[t] ** 3)
+    return out
+
+
+def test_second_derivatives_of_a_list_filled_then_read_backwards():
+    # (hunt, science3 repro_4: a broadcast error inside generated code, the same class)
+    ys = np.array([0.3, 0.5, -0.2])
+    grad = sg.grad(filled_then_read_backwards)
+    want = np.array([(grad(ys + e) - grad(ys - e)) / 2e-6 for e in np.eye(3) * 1e-6])
+    np.testing.assert_allclose(sg.hessian(filled_then_read_backwards)(ys), want, atol=1e-5)
+    np.testing.assert_allclose(sg.grad(grad)(ys), want.sum(0), atol=1e-5)
