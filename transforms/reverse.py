@@ -431,17 +431,20 @@ def _differentiate_item_write(op: Operation, line, adjoints: Adjoints, context: 
         if isinstance(value, cst.Name) and value.value in adjoints.active:
             # a copy: the slots are zeroed next, and a slice of them is a view
             contribution = call("written_slots", cst.Name(name), index_value(index))
-            # (a number too: ``y[1:] = s`` gives s the sum over the slots)
-            # (a tuple of values is read as one array: a bare tuple is read as a shape)
-            contribution = call(
-                "unbroadcast", contribution, as_array_if_list(value, context.shapes)
-            )
-            contribution = adjoints.as_kind_of(value, contribution, op.targets)
             # an array's slots are full; a list's or dict's element adjoint may be a number
             # standing for all of it (the adjoint of np.sum of the element), or a missing 0
             full = array.value not in context.shapes.maybe_sequences and (
                 context.shapes.ndim(array) is not None
             )
+            if full or value.value not in context.shapes.maybe_sequences:
+                # (a number too: ``y[1:] = s`` gives s the sum over the slots; an array's
+                # slots read a tuple of values as one array: a bare tuple is read as a shape)
+                contribution = call(
+                    "unbroadcast", contribution, as_array_if_list(value, context.shapes)
+                )
+            # (else a list's slot, holding a list or tuple as it is: its adjoint is the
+            # element's, as ``states[t] = (m, P)`` stores it, neither an array nor a shape)
+            contribution = adjoints.as_kind_of(value, contribution, op.targets)
             if value.value == array.value:
                 # ``y[::-1] = y``: the value's adjoint is the array's own, whose slots are
                 # zeroed next: held, zeroed, then added (it was added, then zeroed)
