@@ -333,9 +333,9 @@ def _render(
     helpers: set[str] = set()
     for module in modules:
         for node in module.imports:
-            if isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and node.module == "s2sgrad.runtime":
                 helpers.update(a.name for a in node.names)
-            else:
+            else:  # (numpy, math, and the libraries the function reads: scipy.special's)
                 plain.add(ast.unparse(node))
     docstring = modules[0].docstring.rstrip() + "\n"
     if exported:

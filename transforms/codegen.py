@@ -224,8 +224,18 @@ def render_module(funcdefs, docstring: str, constants: Mapping[str, object]) -> 
         header.append(f"from s2sgrad.runtime import {', '.join(helpers)}")
     header.append("")
     used_constants = sorted(n for n in constants if n in names)
-    if used_constants:
-        listed = ", ".join(used_constants)
+    # library functions and modules it reads (``from scipy.special import ndtr``) are imported,
+    # so that the module runs on its own (sg.source, s2sgrad dump); other values are captured
+    from s2sgrad.standalone import importing  # (no libcst there; it imports this lazily)
+
+    text = "\n".join(cst.Module(body=(funcdef,)).code for funcdef in rendered)
+    imports = {n: importing(constants[n], n, text) for n in used_constants}
+    lines = sorted({line for text in imports.values() if text for line in text.splitlines()})
+    if lines:
+        header[header.index("import numpy as np") + 1 : 0] = lines
+    captured = [n for n in used_constants if not imports[n]]
+    if captured:
+        listed = ", ".join(captured)
         header.append(f"# constants captured from the function's globals and closure: {listed}")
     entries = ", ".join(f'"{funcdef.name.value}"' for funcdef in rendered)
     header.append(f"__all__ = [{entries}]")
