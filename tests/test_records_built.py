@@ -127,3 +127,30 @@ def test_a_dataclass_built_with_a_post_init_is_refused():
     for transform in (sg.grad, lambda f: sg.jacobian(f, mode="forward")):
         with pytest.raises(LookupError, match="__post_init__"):
             transform(through_post_init)(np.array([0.4, -0.7]))
+
+
+@dataclasses.dataclass
+class WithDefault:
+    w: np.ndarray
+    s: float = 3.0
+
+
+class PairWithDefault(typing.NamedTuple):
+    w: np.ndarray
+    s: float = 3.0
+
+
+def default_left_out(x):
+    return np.sum(WithDefault(x).w ** 2) * WithDefault(x).s + np.sum(PairWithDefault(x).w) * (
+        PairWithDefault(x * 2.0).s
+    )
+
+
+def test_second_derivatives_of_records_built_leaving_a_default():
+    # the packed tangent had no entry for the default: one zero for every direction, which
+    # batch_unbroadcast indexed for its directions (IndexError; hunt, variations repro_9)
+    x = np.array([0.4, -0.7])
+    grad = sg.grad(default_left_out)
+    want = np.array([(grad(x + e) - grad(x - e)) / 2e-6 for e in np.eye(2) * 1e-6])
+    np.testing.assert_allclose(sg.hessian(default_left_out)(x), want, atol=1e-5)
+    np.testing.assert_allclose(sg.jacobian(grad)(x), want, atol=1e-5)
