@@ -223,10 +223,15 @@ def slot_key(value, index):
     return index
 
 
-def container_adjoint(g, value):
+def container_adjoint(g, value, batch=None):
     """A new container adjoint of the container `value` holding `g`: a dict by key, a list
-    or tuple by position, a number in every element (a lazily broadcast adjoint)."""
-    return _knowing_keys(_container_adjoint(g, value), value)
+    or tuple by position, a number in every element (a lazily broadcast adjoint). `batch`:
+    the number of directions of a batched tangent (a missing element is then zeros for each,
+    a record's field left to its default when it was built)."""
+    adjoint = _knowing_keys(_container_adjoint(g, value), value)
+    if batch is not None:
+        adjoint.batch = batch
+    return adjoint
 
 
 def _knowing_keys(adjoint: ContainerAdjoint, value) -> ContainerAdjoint:

@@ -246,6 +246,13 @@ def _pack(op: Operation, value: cst.BaseExpression, tangents: Tangents) -> cst.B
     parts = [tangents.of_or_zero(element) for element in op.args]
     if isinstance(value, cst.Call):
         pairs = tuple(cst.DictElement(op.kwargs[str(k)], part) for k, part in enumerate(parts))
+        if tangents.batched:  # (a field left to its default: zeros for every direction)
+            return call(
+                "container_adjoint",
+                cst.Dict(pairs),
+                cst.Name(op.targets[0]),
+                cst.Name(tangents.batch),
+            )
         return call("container_adjoint", cst.Dict(pairs), cst.Name(op.targets[0]))
     elements = tuple(
         e.with_changes(value=part) for e, part in zip(value.elements, parts, strict=True)
@@ -304,9 +311,7 @@ def _user_call(op: Operation, line, tangents: Tangents):
             items = (cst.DictElement(key_literal(k), t) for k, t in parts.items())
             bound[param] = cst.Dict(tuple(items))
     tangent_args = tuple(
-        cst.Arg(bound[p], keyword=cst.Name(split.tangent_names[p]))
-        for p in split.wrt
-        if p in bound
+        cst.Arg(bound[p], keyword=cst.Name(split.tangent_names[p])) for p in split.wrt if p in bound
     )
     if split.batch_param is not None:  # a batched callee: our number of directions
         tangent_args += (cst.Arg(cst.Name(tangents.batch), keyword=cst.Name(split.batch_param)),)
