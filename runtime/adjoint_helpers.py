@@ -83,7 +83,11 @@ def _shape(value) -> tuple:
     """The shape of a value, or the value itself if it is already a shape: a loop's adjoint
     gets the shapes, not the values, of intermediates it reads only for their shape."""
     if value.__class__ is tuple:
-        return value
+        if all(isinstance(n, (int, np.integer)) for n in value):
+            return value
+        # a tuple of values, read as one array (``y[:2] + (a, 2.0)`` in a callee that cannot
+        # tell it from a shape; hunt, variations repro_4): a shape holds only integers
+        return np.shape(value)
     if value.__class__ is list:  # a list of numbers (or arrays) read as one array
         return np.shape(value)
     return getattr(value, "shape", ())

@@ -475,7 +475,9 @@ def _lift_to(t, rank: int):
 
 
 def _shape_of(value) -> tuple:
-    return value if value.__class__ is tuple else np.shape(value)
+    from .adjoint_helpers import _shape
+
+    return _shape(value) if value.__class__ is tuple else np.shape(value)
 
 
 def batch_unbroadcast(t, ans, x, *operands):

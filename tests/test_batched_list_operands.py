@@ -272,3 +272,24 @@ def test_a_scalar_through_a_tuple_in_slots_agrees_with_grad():
     np.testing.assert_allclose(sg.grad(s)(X), expected, rtol=1e-5)
     np.testing.assert_allclose(sg.jacobian(s, mode="reverse")(X), expected, rtol=1e-5)
     _check_second_order(s, X)
+
+
+def _adds_a_tuple(x):
+    y = x**2
+    y[:2] += (x[2], 2.0)
+    return np.sum(y**2)
+
+
+def tuple_added_in_a_callee(x):  # (called by star-arguments: a split, which read the tuple
+    # (x[2], 2.0) as a shape in its adjoint's unbroadcast; hunt, variations repro_4)
+    args = (x,)
+    return _adds_a_tuple(*args)
+
+
+def test_a_tuple_added_to_slots_in_a_callee():
+    x = np.array([0.4, -0.7, 1.1])
+    want = numerical_jacobian(tuple_added_in_a_callee, x)
+    np.testing.assert_allclose(sg.grad(tuple_added_in_a_callee)(x), want, rtol=1e-6, atol=1e-8)
+    grad = sg.grad(tuple_added_in_a_callee)
+    hessian = np.array([(grad(x + e) - grad(x - e)) / 2e-6 for e in np.eye(3) * 1e-6])
+    np.testing.assert_allclose(sg.hessian(tuple_added_in_a_callee)(x), hessian, atol=1e-5)
