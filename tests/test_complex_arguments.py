@@ -100,3 +100,28 @@ def test_tensors_have_any_and_all():
     t = sg.constant(np.array([0.0, 1.0, -2.0]))
     assert bool(t.any()) and not bool(t.all())
     assert bool((t > -3.0).all(axis=0)) and not bool((t > -1.0).all())
+
+
+MIXED = np.array([[1 + 1j, 0.5], [0.2j, 2 - 1j]])
+ARGUMENTS_HELD = [np.zeros(3), MIXED]  # a complex array inside a global list
+
+
+def _projected(x, m):
+    return np.sum(np.abs(m @ x[:2]) ** 2)
+
+
+def unpacked_from_a_global_list(x):
+    a = list(ARGUMENTS_HELD)
+    a[0] = x
+    return _projected(*a)
+
+
+def test_a_complex_array_inside_a_global_list():
+    # a global list holding a complex array was no complex constant to the analysis: the
+    # slice's contribution was complex, added into its real buffer ('Cannot cast ufunc add
+    # output from complex128 to float64'; hunt, variations repro_6)
+    x = np.array([0.4, -0.7, 1.1])
+    assert_real_close(
+        sg.grad(unpacked_from_a_global_list)(x),
+        gradient_by_differences(unpacked_from_a_global_list, x),
+    )

@@ -86,10 +86,7 @@ def may_be_complex(
     if reads.imaginary or "complex" in reads.names:
         return True
     for name in reads.names:
-        value = namespace.get(name)
-        if isinstance(value, (complex, np.complexfloating)) or (
-            isinstance(value, np.ndarray) and np.iscomplexobj(value)
-        ):
+        if _holds_complex(namespace.get(name)):
             return True
     callee_may = callee_may or callee_may_make_complex
     for _, op in activity.operations:
@@ -220,7 +217,17 @@ def _local_names(funcdef: cst.FunctionDef, activity: Activity) -> set[str]:
 
 
 def _is_complex_constant(namespace: Mapping[str, object], name: str) -> bool:
-    value = namespace.get(name)
+    return _holds_complex(namespace.get(name))
+
+
+def _holds_complex(value, depth: int = 3) -> bool:
+    """A complex number or array, or a list, tuple or dict holding one (``ARGS = [x0, M]``
+    with a complex ``M``, unpacked into a call: its contribution met a real buffer)."""
     if isinstance(value, (complex, np.complexfloating)):
         return True
-    return isinstance(value, np.ndarray) and np.iscomplexobj(value)
+    if isinstance(value, np.ndarray):
+        return np.iscomplexobj(value)
+    if depth and isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        return any(_holds_complex(item, depth - 1) for item in items)
+    return False
