@@ -42,7 +42,7 @@ import operator
 
 import numpy as np
 
-from s2sgrad.runtime import registry
+from s2sgrad.runtime import is_container, registry
 
 from . import recorded_locations
 from . import tensor as tensor_module
@@ -577,8 +577,15 @@ def _compile(low: Lowered, rendered: tuple[str, dict], exact: bool) -> Compiled:
         if isinstance(v, np.ndarray) and origin[0] not in (_VALUE, _SEED)
     }
     ndims = {name: len(shape) for name, shape in shapes.items()}
+    # recorded constants that are lists, tuples or dicts (np.average(t, weights=[1.0, 2.0])):
+    # as the dispatcher tells the compiler (a list read as an array was multiplied as a list)
+    containers = frozenset(_arg_name(low, i) for i, v in enumerate(low.values) if is_container(v))
     generated = generate_gradient(
-        analysis, frozenset(), ndims, array_shapes=shapes if exact else None
+        analysis,
+        frozenset(),
+        ndims,
+        containers=containers,
+        array_shapes=shapes if exact else None,
     )
     function = generated.function
     recorded_locations.register_adjoint(function.__code__.co_filename, lowered_file)

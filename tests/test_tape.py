@@ -589,3 +589,24 @@ def test_an_in_place_update_of_an_array_by_a_tensor_says_what_to_write():
         acc = acc + x**2  # (what it says: followed)
         y = np.sum(acc)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * x.numpy())
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: np.average(x**2, weights=[1.0, 2.0, 3.0]),
+        lambda x: np.sum(np.dot(x, [1.0, 2.0, 3.0]) * x),
+        lambda x: np.sum(np.interp(0.5, [0.0, 1.0], [0.0, 2.0]) * x**2),
+    ],
+    ids=["average with list weights", "dot with a list", "a constant from lists"],
+)
+def test_recorded_constants_that_are_lists(compute):
+    # the lowered code got a list constant as a parameter the compiler took for an array:
+    # np.average's definition multiplied it as a list (TypeError inside s2sgrad; hunt,
+    # variations repro_12)
+    value = np.array([0.4, -0.7, 1.1])
+    x = sg.Variable(value)
+    with sg.GradientTape() as tape:
+        y = compute(x)
+    want = [(compute(value + e) - compute(value - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-6)
