@@ -306,8 +306,12 @@ def _is_float_like(value) -> bool:
         return False
     if isinstance(value, (float, complex)):
         return True
-    if is_container(value):  # (a NamedTuple or dataclass too)
-        return True
+    if is_container(value):  # (a NamedTuple or dataclass too): one with a float leaf (a
+        # list of integer indices is none: an index depending on the input was refused)
+        from . import tree
+
+        leaves = tree.leaves(value)
+        return not leaves or any(_is_float_like(leaf) for leaf in leaves)
     return isinstance(value, np.ndarray) and value.dtype.kind in "fc"
 
 

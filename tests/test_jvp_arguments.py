@@ -69,3 +69,20 @@ def test_a_none_leaf_of_a_tangent_is_its_zero():
     np.testing.assert_allclose(hvp["W"], (moved[0] - moved[1]) / (2 * step), rtol=1e-5)
     with pytest.raises(ValueError, match="must have the structure"):
         sg.jvp(scaled_tanh, (d, x), ({"W": np.ones_like(w)}, np.zeros_like(x)))
+
+
+def picked_squares(x, labels):
+    return np.sum(x[np.arange(len(labels)), labels] ** 2)
+
+
+def test_a_list_of_integer_indices_has_no_cotangent():
+    # a list or tuple was always differentiated, so a list of indices made the read an index
+    # depending on the input: a LookupError, though sg.grad and an integer array work (hunt,
+    # science3 repro_1); its cotangent is None, as an integer array's
+    x = np.arange(6.0).reshape(2, 3)
+    for labels in ([0, 2], (0, 2), np.array([0, 2])):
+        out, back = sg.vjp(picked_squares, x, labels)
+        assert out == picked_squares(x, labels)
+        dx, dlabels = back(1.0)
+        np.testing.assert_allclose(dx, [[0.0, 0.0, 0.0], [0.0, 0.0, 10.0]])
+        assert dlabels is None
