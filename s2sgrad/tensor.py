@@ -103,7 +103,14 @@ class Tensor:
 
     @property
     def value(self):
-        return self._value
+        """The value, read-only (a view of the buffer, as ``np.asarray(t)``): changed in place
+        it changed the Tensor and the values tapes recorded."""
+        value = self._value
+        if not isinstance(value, _ndarray):
+            return value
+        view = value.view()
+        view.flags.writeable = False
+        return view
 
     @property
     def shape(self) -> tuple:

@@ -153,3 +153,12 @@ def test_a_subclass_with_its_own_eq_still_works_under_a_tape():
         tape.watch(x)
         y = np.sum(x * x)
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), [2.0, 4.0])  # d sum(x^2) = 2x
+
+
+def test_value_is_read_only():
+    # (.value handed out the buffer: arr -= 1 changed the Tensor and what tapes recorded)
+    t = sg.constant(np.array([1.0, 2.0]))
+    view = t.value
+    with pytest.raises(ValueError):
+        view -= 1.0
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
