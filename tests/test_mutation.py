@@ -358,3 +358,53 @@ def test_a_value_of_either_of_two_ranks_is_no_array_of_any_rank():
     x, W = np.array([0.2, 0.7, -0.4]), np.arange(6.0).reshape(2, 3) / 7
     with pytest.raises(sg.TransformError, match="'e' is updated in place"):
         sg.grad(element_of_a_copy_of_either_argument_updated, wrt=(0, 1))(x, W, -1.0)
+
+
+def _slot_shares_a_name(x):
+    y = x * 2
+    lst = [y, y]
+    lst[0] += 1.0  # in place: lst[1] and y change too
+    return np.sum(lst[1] * x)
+
+
+def _slot_of_a_copied_list(x):
+    y = x * 2
+    lst = [y]
+    copied = lst.copy()  # shallow: copied[0] is lst[0]
+    copied[0] += 1.0
+    return np.sum(lst[0] * x)
+
+
+def _slot_of_a_dict_shares_a_name(x):
+    y = x * 2
+    d = {"a": y, "b": y}
+    d["a"] += 1.0
+    return np.sum(d["b"] * x)
+
+
+def _slots_of_their_own(x):  # each slot its own array: rebinding is what NumPy does to it
+    hs = [x * 2, x * 3]
+    hs[0] += 1.0
+    acc = {"s": 0.0}
+    for v in x:
+        acc["s"] += v**2
+    return np.sum(hs[0] * hs[1]) + acc["s"]
+
+
+@pytest.mark.parametrize(
+    "f", [_slot_shares_a_name, _slot_of_a_copied_list, _slot_of_a_dict_shares_a_name]
+)
+def test_an_array_in_a_slot_changed_in_place_while_another_name_holds_it(f):
+    # normal form rebinds lst[0] += v, but NumPy changes the array in place, which the other
+    # slot, the copy or the name also hold: the value and the gradient were wrong, silently
+    # (hunt, idioms repro_19)
+    with pytest.raises(sg.TransformError, match=r"changes in place an array that"):
+        sg.grad(f)(np.array([0.3, -0.5, 0.8]))
+
+
+def test_slots_holding_arrays_of_their_own_are_updated_in_place():
+    x = np.array([0.3, -0.5, 0.8])
+    want = [
+        (_slots_of_their_own(x + e) - _slots_of_their_own(x - e)) / 2e-6 for e in np.eye(3) * 1e-6
+    ]
+    np.testing.assert_allclose(sg.grad(_slots_of_their_own)(x), want, rtol=1e-6)

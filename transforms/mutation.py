@@ -341,6 +341,25 @@ class _Walker(CallWalker):
         container = base.value in state.containers or refs.items is not None
         # ``d[k] op= v`` changes the item itself only if it is not a number
         item_changes = in_place and container and refs.items not in IMMUTABLE
+        if item_changes:
+            # the item is an array changed in place (``lst[0] += 1.0``), which normal form
+            # rebinds: another name or slot holding the same array (``lst = [y, y]``, a
+            # copy of the list) would see the change, as NumPy changes it, and derivative
+            # code would not: the value and the gradient were wrong, silently (hunt,
+            # idioms repro_19). (Tokens that are memory only for an array argument count:
+            # the check then runs again once the arguments' types are known.)
+            others = sorted(n for n in state.holders(refs.held) if n != base.value)
+            if others:
+                text = cst.Module(()).code_for_node(target)
+                operator = cst.Module(()).code_for_node(node.operator).strip()
+                raise self.parsed.error(
+                    node,
+                    f"{text} {operator} ... changes in place an array that "
+                    f"{', '.join(map(repr, others))} also hold{'s' * (len(others) == 1)} "
+                    f"(the same object), which "
+                    f"s2sgrad does not follow: write {text} = {text} "
+                    f"{operator.rstrip('=')} ... (a new array)",
+                )
         changed = refs.own | (refs.held - refs.maybe) if item_changes else refs.own
         self.protect(base.value, changed, node, "item assignment to")
         self.change(base.value, changed, state, node, "is written into")
@@ -580,6 +599,13 @@ def _makes_container(value, state: State) -> bool:
         return True
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
         return value.func.value in ("list", "dict", "tuple", "sorted", "set")
+    if (  # ``lst.copy()`` of a container: a container holding the same items
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "copy"
+        and _is_container_expr(value.func.value, state)
+    ):
+        return True
     if isinstance(value, cst.BinaryOperation):
         return _is_container_expr(value.left, state) or _is_container_expr(value.right, state)
     return isinstance(value, cst.Name) and value.value in state.containers
