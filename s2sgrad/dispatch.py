@@ -160,9 +160,11 @@ class CompiledGradient:
             if isinstance(value, np.ndarray):
                 namespace[f"_ndim_{name}"] = value.ndim
                 guards.append(f"{name}.ndim != _ndim_{name}")
-                # (a complex array is another specialization: see `complex_arguments`)
-                equal = "!=" if value.dtype.kind == "c" else "=="
-                guards.append(f"{name}.dtype.kind {equal} 'c'")
+                # (a complex array is another specialization, `complex_arguments`: another
+                # dtype goes to the dispatcher, one identity test where a kind test was two
+                # attribute reads and a comparison)
+                namespace[f"_dtype_{name}"] = value.dtype
+                guards.append(f"{name}.dtype is not _dtype_{name}")
         guard = (
             f"    if {' or '.join(guards)}:\n        return _dispatch({call})\n" if guards else ""
         )

@@ -125,3 +125,14 @@ def test_a_complex_array_inside_a_global_list():
         sg.grad(unpacked_from_a_global_list)(x),
         gradient_by_differences(unpacked_from_a_global_list, x),
     )
+
+
+def test_float32_and_float64_arrays_take_turns():
+    # (the inlined specialization's guard tests the dtype's identity: another dtype goes
+    # through the dispatcher, which gives it its own kind of specialization or the same)
+    grad = sg.grad(magnitudes)
+    for dtype in (np.float64, np.float32, np.float64, np.complex128, np.float64):
+        weights = np.array([1.0, 2.0, 3.0], dtype=dtype)
+        got = grad(X, 0.5, weights)
+        want = gradient_by_differences(magnitudes, X, 0.5, weights.astype(np.complex128))
+        assert_real_close(got, want, atol=1e-4)
