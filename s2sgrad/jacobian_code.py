@@ -86,7 +86,15 @@ class ComposedJacobian:
     function_for = specialize
 
     def for_arguments(self, args: tuple):
+        """The specialization for `args` as `sg.source` and `sg.export` read it."""
         function = self.specialize(*args)
+        if getattr(function, "__sg_pytree_blocks__", False):
+            # (its module calls the runtime with the function itself: no module of its own)
+            raise TypeError(
+                f"sg.source and sg.export do not write the {self.what} with respect to a "
+                f"dict, list, tuple or record argument yet (its blocks are computed at run "
+                f"time): write out the gradient instead, sg.source(sg.grad(f), *args)"
+            )
         return types.SimpleNamespace(source=function.__s2sgrad_source__, function=function)
 
     def generic(self):
@@ -119,7 +127,8 @@ class _Builder:
         composed = self.composed
         lines: list[str] = []
         results = []
-        if self._pytrees():
+        pytrees = self._pytrees()
+        if pytrees:
             returned = self._pytree_call()
         else:
             for k, name in enumerate(composed.names):
@@ -141,6 +150,7 @@ class _Builder:
         )
         # sg.source and sg.export reach the sweeps through the globals (merged_source)
         function = codegen.compile_module(source, composed.entry, self.namespace)
+        function.__sg_pytree_blocks__ = pytrees  # (see `ComposedJacobian.for_arguments`)
         return function
 
     def _pytrees(self) -> bool:

@@ -400,3 +400,22 @@ def test_the_source_of_a_function_calling_scipy_imports_it():
     value, gradient = namespace[namespace["__all__"][0]](w, x, y)
     assert value == df(w, x, y)[0]
     np.testing.assert_allclose(gradient, df(w, x, y)[1])
+
+
+def _dict_loss(p, x):
+    return np.sum(np.tanh(x @ p["W"] + p["b"]) ** 2)
+
+
+def test_source_of_a_hessian_in_a_dict_says_it_is_not_written(tmp_path):
+    # its module called the runtime with a function it did not define: NameError when run
+    # (sg.source), a ValueError naming an internal (sg.export; hunt, science3 repro_2)
+    p = {"W": np.ones((2, 3)) * 0.1, "b": np.zeros(3)}
+    x = np.array([[0.2, -0.1], [0.3, 0.5]])
+    hessian = sg.hessian(_dict_loss)
+    assert hessian(p, x)["b"]["b"].shape == (3, 3)  # the values are there
+    for write in (
+        lambda: sg.source(hessian, p, x),
+        lambda: sg.export(hessian, tmp_path / "h.py", p, x),
+    ):
+        with pytest.raises(TypeError, match="do not write the Hessian with respect to a dict"):
+            write()
