@@ -408,3 +408,22 @@ def test_slots_holding_arrays_of_their_own_are_updated_in_place():
         (_slots_of_their_own(x + e) - _slots_of_their_own(x - e)) / 2e-6 for e in np.eye(3) * 1e-6
     ]
     np.testing.assert_allclose(sg.grad(_slots_of_their_own)(x), want, rtol=1e-6)
+
+
+def _slot_of_a_repeated_list(x):
+    rows = [np.zeros(3)] * 3  # one array at every slot
+    rows[0] += x
+    return np.sum(rows[1] * x)
+
+
+def _numbers_of_a_repeated_list(x):
+    rows = [0.0] * 3  # numbers: a slot's += rebinds it, as NumPy does
+    rows[0] += np.sum(x)
+    return rows[0] * rows[1] + rows[0] ** 2
+
+
+def test_a_repeated_list_of_arrays_changed_in_place_at_one_slot():
+    with pytest.raises(sg.TransformError, match="another slot of rows also holds"):
+        sg.grad(_slot_of_a_repeated_list)(np.array([0.3, -0.5, 0.8]))
+    x = np.array([0.3, -0.5, 0.8])
+    np.testing.assert_allclose(sg.grad(_numbers_of_a_repeated_list)(x), 2 * np.sum(x))

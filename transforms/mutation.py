@@ -273,6 +273,9 @@ class _Walker(CallWalker):
             state.containers.discard(name)
             if value is not None and _makes_container(value, state):
                 state.containers.add(name)
+                if _repeats(value, state):  # ``[np.zeros(3)] * 3``: one array at every slot,
+                    # which a slot changed in place changes at the others (see `item_write`)
+                    state.memory[f"another slot of {name}"] = Refs(held=refs.held)
             source = value.value if isinstance(value, cst.Name) else None
             param = state.copies_of.get(source)
             if param is not None:
@@ -355,7 +358,8 @@ class _Walker(CallWalker):
                 raise self.parsed.error(
                     node,
                     f"{text} {operator} ... changes in place an array that "
-                    f"{', '.join(map(repr, others))} also hold{'s' * (len(others) == 1)} "
+                    f"{', '.join(n if ' ' in n else repr(n) for n in others)} also "
+                    f"hold{'s' * (len(others) == 1)} "
                     f"(the same object), which "
                     f"s2sgrad does not follow: write {text} = {text} "
                     f"{operator.rstrip('=')} ... (a new array)",
@@ -592,6 +596,15 @@ def _is_container_expr(expr, state: State) -> bool:
     if kind in (cst.List, cst.Tuple, cst.ListComp):
         return True
     return kind is cst.Name and expr.value in state.containers
+
+
+def _repeats(value, state: State) -> bool:
+    """``[a] * n`` or ``n * [a]``: a list holding its items several times."""
+    return (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.operator, cst.Multiply)
+        and (_is_container_expr(value.left, state) or _is_container_expr(value.right, state))
+    )
 
 
 def _makes_container(value, state: State) -> bool:
