@@ -57,6 +57,7 @@ class ProgramGenerator(IdiomStatements, Generator):
             ("unpack", 2),
             ("list", 2),
             ("list_write", 4),
+            ("pairs", 1),
             ("dict", 1),
             ("dict_write", 2),
             ("tuple", 1),
@@ -205,6 +206,25 @@ class ProgramGenerator(IdiomStatements, Generator):
         items = [self.value(scope, kind, 1) for _ in range(n)]
         scope[name] = Var("L" + kind, length=n)
         return [Simple(fmt(f"{name} = [" + ", ".join(["{}"] * n) + "]", *items))]
+
+    def s_pairs(self, scope, depth, loop):
+        """A list of pairs, each slot written in a loop (``states[t] = (m, P)``, a filter's
+        per-step state), then one unpacked: a tuple a list's slot holds as it is."""
+        if loop is not None:
+            return None
+        name, i = self.fresh(scope, "P"), self.fresh(scope, "i")
+        m, s = self.fresh(scope, "m"), self.fresh(scope, "s")
+        if len({name, i, m, s}) < 4:
+            return None
+        vector, scalar = self.value(scope, "V", 1), self.value(scope, "S", 1)
+        body = [Simple(fmt(f"{name}[{i}] = (({{}}) * ({i} + 1.0), {{}})", vector, scalar))]
+        scope[m], scope[s] = Var("V"), Var("S")
+        which = self.choice(("0", "1", "-1"))
+        return [
+            Simple(Text.plain(f"{name} = [None] * 2")),
+            Block(Text.plain(f"for {i} in range(2):"), body),
+            Simple(Text.plain(f"{m}, {s} = {name}[{which}]")),
+        ]
 
     def s_list_write(self, scope, depth, loop):
         lists = self.of_kind(scope, "LS") + self.of_kind(scope, "LV")
