@@ -669,7 +669,7 @@ class ProgramGenerator(IdiomStatements, Generator):
         self.main_function = False
         self.made = []
         for number in range(self.rng.randrange(0, 3)):
-            form = self.rng.randrange(9)
+            form = self.rng.randrange(10)
             name = f"h{number}"
             if form == 0:
                 kind = self.choice("SV")
@@ -763,6 +763,25 @@ class ProgramGenerator(IdiomStatements, Generator):
                 body.append(Simple(Text.plain(ending)))
                 self.helpers.append(Function(f"def {name}(a, b=0.5, *, c=1.0):", body))
                 self.helper_sigs.append((name, "V", (kind,)))
+            elif form == 9:  # a complex argument (a default) of a callee that stays a call:
+                # the real argument's adjoint must be real where the complex one met it
+                kind = self.choice("SV")
+                name = f"cz{number}"
+                body = [
+                    Simple(Text.plain("t = a * 0.5")),
+                    Block(
+                        Text.plain("for k in range(2):"),
+                        [
+                            Simple(Text.plain("t = t + a * c")),
+                            Block(
+                                Text.plain("if k > 5:"), [Simple(Text.plain("return np.abs(t)"))]
+                            ),
+                        ],
+                    ),
+                    Simple(Text.plain("return np.abs(t + 1.0)")),
+                ]
+                self.helpers.append(Function(f"def {name}(a, c=0.5 + 1.0j):", body))
+                self.helper_sigs.append((name, kind, (kind,)))
             elif form == 7:  # a list argument read as one array, in a callee that stays a
                 # call (recursive): it cannot see that its parameter is a list
                 name = f"ls{number}"
