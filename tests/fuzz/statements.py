@@ -772,7 +772,7 @@ class ProgramGenerator(IdiomStatements, Generator):
                     Block(
                         Text.plain("for k in range(2):"),
                         [
-                            Simple(Text.plain("t = t + a * c")),
+                            Simple(Text.plain("t = t + a * z * b")),
                             Block(
                                 Text.plain("if k > 5:"), [Simple(Text.plain("return np.abs(t)"))]
                             ),
@@ -780,7 +780,8 @@ class ProgramGenerator(IdiomStatements, Generator):
                     ),
                     Simple(Text.plain("return np.abs(t + 1.0)")),
                 ]
-                self.helpers.append(Function(f"def {name}(a, c=0.5 + 1.0j):", body))
+                header = f"def {name}(a, b=0.5, *, c=1.0, z=0.5 + 1.0j):"  # (as h0 is called)
+                self.helpers.append(Function(header, body))
                 self.helper_sigs.append((name, kind, (kind,)))
             elif form == 7:  # a list argument read as one array, in a callee that stays a
                 # call (recursive): it cannot see that its parameter is a list
