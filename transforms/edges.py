@@ -146,6 +146,8 @@ class _Freshness:
         self.containers = containers
         self.returns: list[cst.Return] = []
         self.read: list[cst.CSTNode] = []  # what the function reads: statements, tests
+        self._found_sequences: set[str] | None = None  # (`_sequences`)
+        self._new_names: dict[str, bool] = {}  # (`_name_is_new`, asked with nothing seen)
         self._walk(lines)
 
     def _walk(self, lines) -> None:
@@ -206,7 +208,7 @@ class _Freshness:
     def is_new(self, expr: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
             return True
-        if isinstance(expr, cst.BinaryOperation) and self._may_be_sequence(expr, seen):
+        if isinstance(expr, cst.BinaryOperation) and self._may_be_sequence(expr):
             # a list join or repeat is a new list of the operands' own elements
             return self.is_new(expr.left, seen) and self.is_new(expr.right, seen)
         if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)):
@@ -223,25 +225,34 @@ class _Freshness:
             return self._call_is_new(expr, seen)
         return False
 
-    def _may_be_sequence(self, expr: cst.BaseExpression, seen: frozenset[str]) -> bool:
+    def _may_be_sequence(self, expr: cst.BaseExpression) -> bool:
         """`expr` may be a list or tuple: a literal, a container parameter, a name assigned
-        one, or ``+`` / ``*`` with such an operand."""
+        one, or ``+`` / ``*`` with such an operand (names: `_sequences`)."""
         if isinstance(expr, (cst.List, cst.Tuple)):
             return True
         if isinstance(expr, cst.Name):
-            if expr.value in self.containers:
-                return True
-            if expr.value in seen:
-                return False
-            inner = seen | {expr.value}
-            return any(self._may_be_sequence(v, inner) for v in self.values.get(expr.value, ()))
+            return expr.value in self._sequences()
         if isinstance(expr, cst.BinaryOperation) and isinstance(
             expr.operator, (cst.Add, cst.Multiply)
         ):
-            return self._may_be_sequence(expr.left, seen) or self._may_be_sequence(
-                expr.right, seen
-            )
+            return self._may_be_sequence(expr.left) or self._may_be_sequence(expr.right)
         return False
+
+    def _sequences(self) -> set[str]:
+        """The names that may hold a list or tuple, found once, until nothing changes. (A walk
+        of the definitions from each name visited a value once per path to it: ``y = y + 0.01
+        * y * y`` eight times took a minute to differentiate; hunt, round4 repro_1.)"""
+        if self._found_sequences is None:
+            found = set(self.containers)
+            self._found_sequences = found
+            changed = True
+            while changed:
+                changed = False
+                for name, values in self.values.items():
+                    if name not in found and any(self._may_be_sequence(v) for v in values):
+                        found.add(name)
+                        changed = True
+        return self._found_sequences
 
     def _name_is_new(self, name: str, seen: frozenset[str]) -> bool:
         if name in ("None", "True", "False"):
@@ -250,7 +261,12 @@ class _Freshness:
             return False
         if name in seen:  # a loop-carried value: new if its other assignments are
             return True
-        return all(self.is_new(value, seen | {name}) for value in self.values[name])
+        if not seen and name in self._new_names:
+            return self._new_names[name]
+        new = all(self.is_new(value, seen | {name}) for value in self.values[name])
+        if not seen:  # (an answer asked with names seen may rest on them: not kept)
+            self._new_names[name] = new
+        return new
 
     def _call_is_new(self, call: cst.Call, seen: frozenset[str]) -> bool:
         if any(arg.keyword is not None and arg.keyword.value == "out" for arg in call.args):
