@@ -276,3 +276,20 @@ def test_a_value_or_aux_sharing_what_the_adjoint_sweep_puts_back_is_as_computed(
         np.testing.assert_allclose(held["y"], [0.5, 0.8, 0.5])
         np.testing.assert_allclose(view, [0.5, 0.8, 0.5])
         assert two == 2.0
+
+
+def _scalar_or_pair(x, flag):
+    if flag:
+        return np.sum(x**2 * 3.0)
+    return x, 2.0
+
+
+def test_a_flag_choosing_a_number_or_a_tuple_is_checked_where_it_runs():
+    # one return gives a number, another a tuple the call never reaches: the whole function
+    # was refused before its first call (JAX's gaussian_process_regression example; hunt,
+    # round4 repro_2); the tuple is refused when it is returned
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(sg.grad(_scalar_or_pair)(x, True), 6.0 * x)
+    np.testing.assert_allclose(sg.hessian(_scalar_or_pair)(x, True), 6.0 * np.eye(2))
+    with pytest.raises(TypeError, match="returned a tuple"):
+        sg.grad(_scalar_or_pair)(x, False)

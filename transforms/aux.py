@@ -117,7 +117,8 @@ def check_output(
             )
         return
     wrong = sorted(forms - {"value", "number"})
-    if wrong:
+    if wrong and not forms & {"value", "number"}:  # (where one return gives a number, the
+        # others may not run: checked when it runs, `output_check`; a flag choosing returns)
         raise TypeError(
             f"{what}: {name} returns {_DESCRIBED[wrong[0]]}, not an array or a number; to "
             f"differentiate one value and carry other results along, return (value, aux) and "
@@ -132,7 +133,8 @@ def output_check(nf: NormalForm, name: str) -> list[cst.BaseStatement]:
     right after the primal sweep, where the output is final (the adjoint sweep pops loop
     values back into their names, the output's among them)."""
     output = nf.output
-    if not isinstance(output, cst.Name) or "value" not in output_forms(nf):
+    forms = output_forms(nf)
+    if not isinstance(output, cst.Name) or not forms - {"number"}:
         return []
     return [cst.parse_statement(f"check_output({output.value}, {name!r})\n")]
 
