@@ -193,6 +193,12 @@ class CallWalker:
             return receiver.element(container)
         if method == "copy" and container:  # a list's copy holds the same elements
             return Refs(self.new_token(), receiver.held, None, receiver.items)
+        if method == "copy" and receiver.kind is None and not args:
+            # a value of unknown kind (an argument, before its type is known) may be a list or
+            # a dict, whose copy holds the same elements: changed in place through the copy,
+            # they are the caller's (``qs = ps.copy(); a = qs[0]; a += 1.0`` changed ``ps``,
+            # silently; hunt, idioms repro_18). An array's copy is new; its own token says so
+            return Refs(self.new_token(), receiver.all, None, receiver.items)
         if method in FRESH_METHODS or method == "copy":
             return make(self.new_token(), kind=method_kind(method, receiver.kind, args))
         return Refs(self.new_token() | receiver.all | every, receiver.all | every)
