@@ -273,9 +273,12 @@ class _Walker(CallWalker):
             state.containers.discard(name)
             if value is not None and _makes_container(value, state):
                 state.containers.add(name)
-                if _repeats(value, state):  # ``[np.zeros(3)] * 3``: one array at every slot,
-                    # which a slot changed in place changes at the others (see `item_write`)
-                    state.memory[f"another slot of {name}"] = Refs(held=refs.held)
+                twins = self._twins(value, refs, state)
+                if twins:  # one object at two slots (``[y, y]``, ``[np.zeros(3)] * 3``),
+                    # which a slot changed in place changes at the other (`item_write`)
+                    state.memory[f"another slot of {name}"] = Refs(held=twins)
+                else:
+                    state.memory.pop(f"another slot of {name}", None)
             source = value.value if isinstance(value, cst.Name) else None
             param = state.copies_of.get(source)
             if param is not None:
@@ -332,6 +335,34 @@ class _Walker(CallWalker):
             return state.memory[expr.value]
         return self.expression(expr, state)
 
+    def _twins(self, value, refs: Refs, state: State) -> frozenset[str]:
+        """The objects a list or dict built by `value` (whose references are `refs`) holds
+        at two slots or more: its items, repeated by ``[...] * n`` (numbers and None are no
+        objects), or those two items of a literal share."""
+        if _repeats(value, state):
+            literal = value.left if isinstance(value.left, cst.List) else value.right
+            constants = (cst.Integer, cst.Float, cst.Imaginary, cst.UnaryOperation)
+            if isinstance(literal, cst.List) and all(
+                isinstance(e.value, constants)
+                or (isinstance(e.value, cst.Name) and e.value.value in ("None", "True", "False"))
+                for e in literal.elements
+            ):
+                return frozenset()
+            return refs.held
+        if isinstance(value, (cst.List, cst.Tuple)):
+            items = [e.value for e in value.elements]
+        elif isinstance(value, cst.Dict):
+            items = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        else:
+            return frozenset()
+        seen: set[str] = set()
+        twins: set[str] = set()
+        for item in items:
+            tokens = self.refs_of(item, state).all
+            twins |= seen & tokens
+            seen |= tokens
+        return frozenset(twins)
+
     def item_write(self, target: cst.Subscript, stored: Refs, state, node, in_place) -> None:
         """``a[index] = v`` changes `a`; ``a[index] op= v`` may also change the item itself
         in place (an array inside a list)."""
@@ -344,26 +375,22 @@ class _Walker(CallWalker):
         container = base.value in state.containers or refs.items is not None
         # ``d[k] op= v`` changes the item itself only if it is not a number
         item_changes = in_place and container and refs.items not in IMMUTABLE
-        if item_changes:
+        twins = state.memory.get(f"another slot of {base.value}")
+        if item_changes and twins is not None and twins.all & refs.held:
             # the item is an array changed in place (``lst[0] += 1.0``), which normal form
-            # rebinds: another name or slot holding the same array (``lst = [y, y]``, a
-            # copy of the list) would see the change, as NumPy changes it, and derivative
-            # code would not: the value and the gradient were wrong, silently (hunt,
-            # idioms repro_19). (Tokens that are memory only for an array argument count:
-            # the check then runs again once the arguments' types are known.)
-            others = sorted(n for n in state.holders(refs.held) if n != base.value)
-            if others:
-                text = cst.Module(()).code_for_node(target)
-                operator = cst.Module(()).code_for_node(node.operator).strip()
-                raise self.parsed.error(
-                    node,
-                    f"{text} {operator} ... changes in place an array that "
-                    f"{', '.join(n if ' ' in n else repr(n) for n in others)} also "
-                    f"hold{'s' * (len(others) == 1)} "
-                    f"(the same object), which "
-                    f"s2sgrad does not follow: write {text} = {text} "
-                    f"{operator.rstrip('=')} ... (a new array)",
-                )
+            # rebinds, and another slot of the same container may hold the same array
+            # (``[y, y]``, ``[np.zeros(3)] * 3``): NumPy changes it there too, derivative code
+            # would not; the value and the gradient were wrong, silently (hunt, idioms
+            # repro_19). Other names holding it are marked changed below: read again, they
+            # are refused there
+            text = cst.Module(()).code_for_node(target)
+            operator = cst.Module(()).code_for_node(node.operator).strip()
+            raise self.parsed.error(
+                node,
+                f"{text} {operator} ... changes in place an array that another slot of "
+                f"{base.value} also holds (the same object), which s2sgrad does not follow: "
+                f"write {text} = {text} {operator.rstrip('=')} ... (a new array)",
+            )
         changed = refs.own | (refs.held - refs.maybe) if item_changes else refs.own
         self.protect(base.value, changed, node, "item assignment to")
         self.change(base.value, changed, state, node, "is written into")
