@@ -56,22 +56,3 @@ def test_a_builtin_without_a_derivative_says_what_to_write_instead(f, instead):
         sg.grad(f)(X)
     assert "register_vjp" not in str(info.value)
     assert info.match(instead)
-
-
-def _largest_squared_distance(x):
-    return max((x - 0.5) ** 2.0) * 3.0 + min(x**2)
-
-
-def _largest_of_a_list(x):
-    return max([x[0] ** 2, x[1], x[2] * 2.0])
-
-
-@pytest.mark.parametrize("f", [_largest_squared_distance, _largest_of_a_list])
-def test_max_and_min_of_one_iterable(f):
-    # max(values) was read as max(a, b) with b missing: "max is missing argument 'y'" (SciPy's
-    # global optimization benchmarks; hunt, round4 repro_5). Away from ties: against central
-    # differences
-    x = np.array([0.3, -0.7, 1.1])
-    want = [(f(x + e) - f(x - e)) / 2e-6 for e in np.eye(3) * 1e-6]
-    np.testing.assert_allclose(sg.grad(f)(x), want, rtol=1e-6, atol=1e-9)
-    np.testing.assert_allclose(sg.jacobian(f, mode="forward")(x), want, rtol=1e-6, atol=1e-9)

@@ -444,10 +444,6 @@ class Classifier:
 
     def _primitive(self, targets, primitive, args, kwargs=None, index=None) -> Operation:
         args, kwargs = past_out(primitive, tuple(args), kwargs or {})
-        if primitive in (builtins.max, builtins.min) and len(args) == 1 and not kwargs:
-            # ``max(values)``: the largest item of one iterable (a vector's element, a list's
-            # number), NumPy's max of it (its rule takes two: "missing argument 'y'")
-            primitive = np.max if primitive is builtins.max else np.min
         rule = self.registry.lookup(primitive)  # (first: it loads SciPy's rules and definitions)
         definition = _definition(primitive) if rule is None else None
         if definition is not None:  # differentiated through its definition (runtime/definitions.py)
