@@ -77,7 +77,9 @@ class ComposedJacobian:
         self._functions: dict[tuple, types.FunctionType] = {}
 
     def specialize(self, *args) -> types.FunctionType:
-        key = (registry.version, *((type(a), _ndim(a)) for a in args))
+        # (a complex array selects code of its own, as in the dispatcher's key: a Hessian
+        # asked with a real, then a complex argument reused the real code; regression review)
+        key = (registry.version, *((type(a), _ndim(a), _is_complex_array(a)) for a in args))
         function = self._functions.get(key)
         if function is None:
             function = self._functions[key] = _Builder(self, args).function()
@@ -273,6 +275,10 @@ class _Builder:
             f"{rows} = {over_vjp}({call_text(function, params, (out,))})",
             f"{result} = rows_to_jacobian({rows}[0], {out}, {name})",
         ]
+
+
+def _is_complex_array(value) -> bool:
+    return isinstance(value, np.ndarray) and value.dtype.kind == "c"
 
 
 def _ndim(value) -> int | None:

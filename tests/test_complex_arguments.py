@@ -136,3 +136,22 @@ def test_float32_and_float64_arrays_take_turns():
         got = grad(X, 0.5, weights)
         want = gradient_by_differences(magnitudes, X, 0.5, weights.astype(np.complex128))
         assert_real_close(got, want, atol=1e-4)
+
+
+def real_times_complex(x, c):
+    return np.real(np.sum(x * x * c)) + np.sum(x**3)
+
+
+def test_a_hessian_asked_with_a_real_then_a_complex_argument():
+    # the composed Hessian's key had no dtype: the real code ran for the complex argument
+    # (a complex, wrong Hessian; the regression review, repro_3)
+    x = np.array([0.3, -0.7, 1.1])
+    hessian = sg.hessian(real_times_complex)
+    for c in (
+        np.array([1.0, 2.0, 3.0]),
+        np.array([1.0 + 1j, 2.0, 3.0j]),
+        np.array([2.0, 1.0, 0.5]),
+    ):
+        want = np.diag(2 * np.real(c) + 6 * x)
+        assert_real_close(hessian(x, c), want, atol=1e-9)
+        assert_real_close(sg.jacobian(sg.grad(real_times_complex))(x, c), want, atol=1e-9)
