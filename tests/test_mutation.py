@@ -438,11 +438,56 @@ def _copy_of_a_list_argument(ps):
     return np.sum(a * ps[0])
 
 
-def test_an_item_of_a_copied_list_argument_changed_in_place_is_refused():
-    # .copy() of an argument of unknown kind was taken for an array's (a new object): the
-    # caller's array changed and the derivative was another function's (hunt, idioms repro_18)
-    with pytest.raises(sg.TransformError, match="may share memory with the argument 'ps'"):
-        sg.grad(_copy_of_a_list_argument)([np.array([0.3, -0.5]), np.array([0.7, 0.2])])
+def _slot_of_a_copied_list_argument(ps):
+    qs = ps.copy()
+    qs[0] += 1.0  # in place on the caller's ps[0]
+    return np.sum(qs[0] * ps[0])
+
+
+def _slot_of_a_copied_dict_argument(d):
+    e = d.copy()
+    e["a"] += 1.0
+    return np.sum(e["a"] * d["a"])
+
+
+def _astype_without_a_copy(x):
+    y = x.astype(np.float64, copy=False)  # x itself for a float64 x
+    y += 1.0
+    return np.sum(y * x)
+
+
+def _copied_array_argument(x):  # an array's copy is new: its slots may change
+    y = x.copy()
+    y[0] += 1.0
+    y[1:] *= 2.0
+    return np.sum(y * x)
+
+
+@pytest.mark.parametrize(
+    ("f", "argument"),
+    [
+        (_copy_of_a_list_argument, [np.array([0.3, -0.5]), np.array([0.7, 0.2])]),
+        (_slot_of_a_copied_list_argument, [np.array([0.3, -0.5]), np.array([0.7, 0.2])]),
+        (_slot_of_a_copied_dict_argument, {"a": np.array([0.3, -0.5])}),
+        (_astype_without_a_copy, np.array([0.3, -0.5, 0.8])),
+    ],
+    ids=["item of a copied list", "slot of a copied list", "slot of a copied dict", "astype"],
+)
+def test_a_shallow_copy_of_an_argument_changed_in_place_is_refused(f, argument):
+    # .copy() of an argument of unknown kind was taken for an array's (a new object), and
+    # astype(copy=False) for a copy: the caller's array changed and the derivative was
+    # another function's (hunt, idioms repro_18)
+    with pytest.raises(sg.TransformError, match="may share memory with the argument"):
+        sg.grad(f)(argument)
+
+
+def test_a_copied_array_argument_changed_in_place_is_fine():
+    x = np.array([0.3, -0.5, 0.8])
+    want = [
+        (_copied_array_argument(x + e) - _copied_array_argument(x - e)) / 2e-6
+        for e in np.eye(3) * 1e-6
+    ]
+    np.testing.assert_allclose(sg.grad(_copied_array_argument)(x), want, rtol=1e-6)
 
 
 def _preallocated(x):

@@ -373,8 +373,12 @@ class _Walker(CallWalker):
             return  # fence refuses it
         refs = self.expression(base, state)
         container = base.value in state.containers or refs.items is not None
-        # ``d[k] op= v`` changes the item itself only if it is not a number
-        item_changes = in_place and container and refs.items not in IMMUTABLE
+        # ``d[k] op= v`` changes the item itself only if it is not a number; a value of
+        # unknown kind holding other objects (the copy of an argument that may be a list,
+        # ``qs = ps.copy(); qs[0] += 1.0``) may be a container too: the check then runs again
+        # once the arguments' types are known (hunt, idioms repro_18)
+        maybe_container = container or (refs.kind is None and bool(refs.held))
+        item_changes = in_place and maybe_container and refs.items not in IMMUTABLE
         twins = state.memory.get(f"another slot of {base.value}")
         if item_changes and twins is not None and twins.all & refs.held:
             # the item is an array changed in place (``lst[0] += 1.0``), which normal form

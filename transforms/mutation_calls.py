@@ -185,6 +185,10 @@ class CallWalker:
                         held=old.held | args[0].all, items=join_kinds(old.items, args[0].kind)
                     )
             return receiver.element(container) if method == "pop" else NOTHING
+        if method == "astype" and copy_is_false(expr):  # the array itself where its dtype
+            # is already the one asked for: an alias (changed in place, the caller's array
+            # changed, silently; hunt, idioms repro_18)
+            return receiver
         if method in VIEW_METHODS:
             kind = view_kind(method, receiver.kind)
             items = receiver.items if method == "values" else None
