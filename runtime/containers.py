@@ -541,7 +541,11 @@ def part(adjoint, key):
     if is_record(adjoint):  # a record given as a cotangent
         return getattr(adjoint, key) if isinstance(key, str) else adjoint[key]
     if isinstance(adjoint, np.ndarray) and adjoint.ndim:
-        return adjoint[key] if adjoint.shape[0] != 1 else adjoint[0]
+        # a copy, not a view: the code reading the element's adjoint zeroes the slot next
+        # (``db = part(dL, 2); dL[2] = 0.0``, a list appended to then read as one array): a
+        # view was zeroed with it, and the gradient lost that part, silently (fuzz seed
+        # 40000102)
+        return (adjoint[key] if adjoint.shape[0] != 1 else adjoint[0]).copy()
     return adjoint
 
 

@@ -78,3 +78,25 @@ def test_unused_leaves_get_zeros_of_their_shape():
     params = {"W1": rng.random((3, 4)), "b1": rng.random(4), "W2": rng.random((4, 2)), "x": 1.0}
     grads = sg.grad(cp.mlp)(params, rng.random((2, 3)))
     assert grads["x"] == 0.0
+
+
+WEIGHTS_3 = np.array([0.3, 0.2, 0.1])
+
+
+def _appended_then_read_twice(v, b):
+    rows = [b * 1.0, v * 2.0]
+    rows.append(b)
+    out = np.sum(np.dot(rows, WEIGHTS_3) ** 2)
+    pair = out, np.sum(np.dot(rows, WEIGHTS_3)) * 2.0
+    return pair[0]
+
+
+def test_an_appended_list_read_as_an_array_twice():
+    # its adjoint is an array, whose row for the appended element was read as a view and
+    # then zeroed with the slot: half the gradient of b, silently (fuzz seed 40000102)
+    v, b = np.array([0.3, -0.5, 0.8]), np.array([0.7, 0.2, -0.4])
+    f = _appended_then_read_twice
+    want = [(f(v, b + e) - f(v, b - e)) / 2e-6 for e in np.eye(3) * 1e-6]
+    np.testing.assert_allclose(sg.grad(f, wrt=1)(v, b), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(sg.jacobian(f, wrt=1)(v, b), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(sg.vjp(f, v, b)[1](1.0)[1], want, rtol=1e-6, atol=1e-9)
