@@ -357,10 +357,12 @@ class _Walker(CallWalker):
             return frozenset()
         seen: set[str] = set()
         twins: set[str] = set()
-        for item in items:
-            tokens = self.refs_of(item, state).all
-            twins |= seen & tokens
-            seen |= tokens
+        for item in items:  # (names only: other items were walked already, and a second
+            # walk of a call is neither free nor without effects)
+            if isinstance(item, cst.Name) and item.value in state.memory:
+                tokens = state.memory[item.value].all
+                twins |= seen & tokens
+                seen |= tokens
         return frozenset(twins)
 
     def item_write(self, target: cst.Subscript, stored: Refs, state, node, in_place) -> None:
