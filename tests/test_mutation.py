@@ -367,6 +367,13 @@ def _slot_shares_a_name(x):
     return np.sum(lst[1] * x)
 
 
+def _slot_shares_a_view(x):
+    y = x * 2
+    lst = [y, y[:2]]  # the second slot is a view of the first
+    lst[0] += 1.0
+    return np.sum(lst[1] * x[:2])
+
+
 def _slot_of_a_copied_list(x):
     y = x * 2
     lst = [y]
@@ -392,7 +399,13 @@ def _slots_of_their_own(x):  # each slot its own array: rebinding is what NumPy 
 
 
 @pytest.mark.parametrize(
-    "f", [_slot_shares_a_name, _slot_of_a_copied_list, _slot_of_a_dict_shares_a_name]
+    "f",
+    [
+        _slot_shares_a_name,
+        _slot_shares_a_view,
+        _slot_of_a_copied_list,
+        _slot_of_a_dict_shares_a_name,
+    ],
 )
 def test_an_array_in_a_slot_changed_in_place_while_another_name_holds_it(f):
     # normal form rebinds lst[0] += v, but NumPy changes the array in place, which the other

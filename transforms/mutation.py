@@ -357,8 +357,10 @@ class _Walker(CallWalker):
             return frozenset()
         seen: set[str] = set()
         twins: set[str] = set()
-        for item in items:  # (names only: other items were walked already, and a second
-            # walk of a call is neither free nor without effects)
+        for item in items:  # (names, and views of them: ``[y, y[:2]]``; other items were
+            # walked already, and a second walk of a call is neither free nor without effects)
+            while isinstance(item, (cst.Subscript, cst.Attribute)):
+                item = item.value
             if isinstance(item, cst.Name) and item.value in state.memory:
                 tokens = state.memory[item.value].all
                 twins |= seen & tokens
